@@ -1,0 +1,81 @@
+"""dpcap: how much can a privacy mechanism leak?
+
+Certified channel capacities, mutual-information DP (Cuff & Yu), Rényi capacities and the classic
+DP metrics of finite mechanisms. A channel is ``W[x, y] = P(Y=y | X=x)`` (rows are inputs);
+information is in nats unless ``unit="bits"``.
+
+>>> import dpcap
+>>> from dpcap.mechanisms import randomized_response
+>>> W = randomized_response(3, 1.0)
+>>> round(dpcap.dp_epsilon(W), 12)
+1.0
+"""
+
+from dpcap._source import register_source_solvers
+
+register_source_solvers()
+
+from dpcap import bounds, mechanisms  # noqa: E402
+from dpcap.channel import Channel, Mechanism, neighbor_pairs  # noqa: E402
+from dpcap.measures import (  # noqa: E402
+    arimoto_mi,
+    conditional_mutual_information,
+    entropy,
+    hockey_stick,
+    kl_divergence,
+    min_entropy_leakage,
+    mutual_information,
+    renyi_divergence,
+    sibson_mi,
+    tv_distance,
+)
+from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
+from dpcap.result import (  # noqa: E402
+    ChannelError,
+    ConvergenceWarning,
+    DpcapError,
+    MechanismError,
+    NeighborError,
+    ParameterError,
+    PriorError,
+    ProblemTooLargeError,
+    SolverError,
+    Status,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Channel",
+    "ChannelError",
+    "ConvergenceWarning",
+    "DpcapError",
+    "Mechanism",
+    "MechanismError",
+    "NeighborError",
+    "ParameterError",
+    "PriorError",
+    "ProblemTooLargeError",
+    "SolverError",
+    "Status",
+    "__version__",
+    "arimoto_mi",
+    "bounds",
+    "conditional_mutual_information",
+    "dp_delta",
+    "dp_epsilon",
+    "entropy",
+    "hockey_stick",
+    "kl_divergence",
+    "kl_dp",
+    "max_leakage",
+    "mechanisms",
+    "min_entropy_leakage",
+    "mutual_information",
+    "neighbor_pairs",
+    "renyi_divergence",
+    "renyi_dp",
+    "sibson_mi",
+    "tv_distance",
+    "tv_dp",
+]

@@ -1,0 +1,153 @@
+"""One validation function per argument kind (the scipy.optimize habit).
+
+Every function returns a clean ``float64`` array or Python number, or raises a ``ValueError``
+subclass from :mod:`dpcap.result` whose message names the argument and echoes the value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpcap.result import ChannelError, ParameterError, PriorError
+
+#: Largest tolerated deviation of a row sum (or of a distribution's total) from 1. Inputs inside
+#: the tolerance are renormalised exactly; inputs outside it are rejected.
+SUM_ATOL = 1e-9
+
+#: Information units accepted by ``unit=`` and the divisor that converts nats into them.
+UNITS: dict[str, float] = {"nats": 1.0, "bits": math.log(2.0)}
+
+FloatArray = NDArray[np.float64]
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short ``repr`` of a user value for error messages."""
+    text = repr(value)
+    if isinstance(value, np.ndarray):
+        text = np.array2string(value, threshold=8, edgeitems=2, precision=6)
+        text = f"array of shape {value.shape}: {text}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _as_float_array(value: Any, name: str, error: type[ValueError]) -> FloatArray:
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise error(f"{name} must be an array of real numbers, got {show(value)}") from exc
+    if np.isnan(arr).any():
+        where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
+        raise error(f"{name} contains NaN at index {where}")
+    if np.isinf(arr).any():
+        where = tuple(int(i) for i in np.argwhere(np.isinf(arr))[0])
+        raise error(f"{name} contains an infinite entry at index {where}")
+    if (arr < 0).any():
+        where = tuple(int(i) for i in np.argwhere(arr < 0)[0])
+        raise error(f"{name} has a negative entry {float(arr[where])!r} at index {where}")
+    return arr
+
+
+def stochastic_matrix(value: Any, name: str = "W") -> FloatArray:
+    """Validate a row-stochastic matrix ``W[x, y] = P(Y=y | X=x)`` and renormalise its rows.
+
+    Rows must sum to 1 within :data:`SUM_ATOL`; they are then divided by their sums so that
+    downstream code sees exact distributions. The result is a fresh, read-only array.
+    """
+    if hasattr(value, "matrix") and not isinstance(value, np.ndarray):
+        value = value.matrix
+    arr = np.asarray(value)
+    if arr.ndim != 2:
+        raise ChannelError(
+            f"{name} must be a 2-D matrix (rows are inputs), got an array of shape {arr.shape}"
+        )
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ChannelError(f"{name} must have at least one row and one column, got {arr.shape}")
+    arr = _as_float_array(arr, name, ChannelError)
+    sums = arr.sum(axis=1)
+    bad = np.abs(sums - 1.0) > SUM_ATOL
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ChannelError(
+            f"{name} is not row-stochastic: row {row} sums to {float(sums[row])!r} "
+            f"(each row must sum to 1 within {SUM_ATOL:g})"
+        )
+    arr /= sums[:, None]
+    arr.setflags(write=False)
+    return arr
+
+
+def distribution(value: Any, name: str = "prior", size: int | None = None) -> FloatArray:
+    """Validate a probability vector (1-D, non-negative, summing to 1) and renormalise it."""
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise PriorError(f"{name} must be a 1-D probability vector, got shape {arr.shape}")
+    if size is not None and arr.shape[0] != size:
+        raise PriorError(f"{name} must have length {size}, got length {arr.shape[0]}")
+    return law(arr, name)
+
+
+def law(value: Any, name: str = "joint", shape: tuple[int, ...] | None = None) -> FloatArray:
+    """Validate a probability law of any shape (e.g. a joint law on ``X_1 × … × X_n``)."""
+    arr = np.asarray(value)
+    if shape is not None and arr.shape != tuple(shape):
+        raise PriorError(f"{name} must have shape {tuple(shape)}, got shape {arr.shape}")
+    if arr.size == 0:
+        raise PriorError(f"{name} must not be empty")
+    arr = _as_float_array(arr, name, PriorError)
+    total = float(arr.sum())
+    if abs(total - 1.0) > SUM_ATOL:
+        raise PriorError(f"{name} must sum to 1 (within {SUM_ATOL:g}), got a total of {total!r}")
+    return arr / total
+
+
+def order(alpha: Any, name: str = "alpha") -> float:
+    """Validate a Rényi order α ∈ [0, ∞] (∞ is a real value)."""
+    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool):
+        raise ParameterError(f"{name} must be a real number in [0, inf], got {show(alpha)}")
+    value = float(alpha)
+    if math.isnan(value) or value < 0:
+        raise ParameterError(f"{name} must be in [0, inf], got {show(alpha)}")
+    return value
+
+
+def nonnegative(value: Any, name: str, *, allow_inf: bool = True) -> FloatArray:
+    """Validate a scalar or array of parameters in ``[0, ∞]`` (ε, γ, …); returns an array."""
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{name} must be a real number or array, got {show(value)}") from exc
+    if np.isnan(arr).any():
+        raise ParameterError(f"{name} must not be NaN, got {show(value)}")
+    if (arr < 0).any():
+        raise ParameterError(f"{name} must be >= 0, got {show(value)}")
+    if not allow_inf and np.isinf(arr).any():
+        raise ParameterError(f"{name} must be finite, got {show(value)}")
+    return arr
+
+
+def probability(value: Any, name: str) -> FloatArray:
+    """Validate a scalar or array of numbers in [0, 1]; returns an array."""
+    arr = nonnegative(value, name)
+    if (arr > 1).any():
+        raise ParameterError(f"{name} must be in [0, 1], got {show(value)}")
+    return arr
+
+
+def integer(value: Any, name: str, minimum: int = 1) -> int:
+    """Validate an integer ``>= minimum`` (bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {show(value)}")
+    if int(value) < minimum:
+        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def unit_divisor(unit: Any) -> float:
+    """The divisor that turns nats into ``unit`` ("nats" or "bits")."""
+    if unit not in UNITS:
+        raise ParameterError(f"unit must be one of {sorted(UNITS)}, got {show(unit)}")
+    return UNITS[unit]

@@ -1,0 +1,167 @@
+"""Conversions between privacy metrics: the Cuff–Yu sandwich and its neighbours.
+
+All quantities in nats. The numbers are those of Cuff & Yu, *Differential Privacy as a Mutual
+Information Constraint* (CCS 2016), with the equation each function implements; binary entropy
+``h`` is in nats. Functions accept scalars or arrays (NumPy broadcasting) and return a float for
+scalar input, an array otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import xlogy
+
+from dpcap import _validation as check
+from dpcap.result import ParameterError
+
+__all__ = [
+    "binary_entropy",
+    "binary_entropy_inverse",
+    "delta_from_midp",
+    "group_midp_bound",
+    "kl_dp_bound",
+    "midp_from_delta",
+    "min_entropy_leakage_bound",
+    "tradeoff",
+]
+
+FloatArray = NDArray[np.float64]
+LN2 = math.log(2.0)
+
+
+def _out(value: FloatArray) -> Any:
+    return float(value) if np.ndim(value) == 0 else value
+
+
+def binary_entropy(x: Any) -> Any:
+    """``h(x) = −x log x − (1−x) log(1−x)`` in nats, for x ∈ [0, 1]."""
+    p = check.probability(x, "x")
+    return _out(-xlogy(p, p) - xlogy(1.0 - p, 1.0 - p))
+
+
+def binary_entropy_inverse(v: Any) -> Any:
+    """Inverse of the increasing part of ``h`` on ``[0, 1/2]``: the x ≤ 1/2 with h(x) = v.
+
+    ``v`` must lie in ``[0, ln 2]``. Computed by bisection to the last bit (h is increasing on
+    [0, 1/2]), so ``h(h^{-1}(v)) = v`` to within a few ulps.
+    """
+    target = check.nonnegative(v, "v")
+    if (target > LN2 * (1 + 1e-15)).any():
+        raise ParameterError(f"v must be in [0, ln 2] for the binary entropy, got {check.show(v)}")
+    target = np.minimum(target, LN2)
+    lo, hi = np.zeros_like(target), np.full_like(target, 0.5)
+    for _ in range(64):
+        mid = 0.5 * (lo + hi)
+        below = -xlogy(mid, mid) - xlogy(1.0 - mid, 1.0 - mid) < target
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return _out(np.where(target >= LN2, 0.5, 0.5 * (lo + hi)))
+
+
+def kl_dp_bound(eps: Any) -> Any:
+    """The tight KL bound of an ε-DP pair: ``D(P‖Q) ≤ ε (e^ε−1)(1−e^{−ε}) / ((e^ε−1)+(1−e^{−ε}))``.
+
+    Cuff & Yu, Property 1, eq. (11). The right side simplifies to ``ε·tanh(ε/2)``, is ≤
+    ``min(ε, ε²)`` (eq. 10) and ≈ ε²/2 for small ε; binary randomized response attains it.
+
+    Examples
+    --------
+    >>> import math
+    >>> math.isclose(kl_dp_bound(1.0), math.tanh(0.5))
+    True
+    """
+    e = check.nonnegative(eps, "eps")
+    return _out(e * np.tanh(e / 2))
+
+
+def delta_from_midp(eps: Any) -> Any:
+    """The (0, δ')-DP level implied by ε-MI-DP: ``δ' = 1 − 2 h^{-1}(ln 2 − ε)``.
+
+    Cuff & Yu, Lemma 2, eq. (28): tight, and ≤ √(2ε) (eq. 27). For ε ≥ ln 2 the implication is
+    vacuous, δ' = 1.
+
+    Examples
+    --------
+    >>> import math
+    >>> p = 0.1  # BSC(p): capacity ln 2 − h(p), total variation 1 − 2p
+    >>> round(delta_from_midp(math.log(2) - binary_entropy(p)), 12)
+    0.8
+    """
+    e = check.nonnegative(eps, "eps")
+    gap = np.maximum(LN2 - e, 0.0)
+    return _out(np.where(e >= LN2, 1.0, 1.0 - 2.0 * binary_entropy_inverse(gap)))
+
+
+def _cardinality(n_outputs: Any, max_entry_size: Any, exponent: int = 1) -> float:
+    bounds = []
+    if n_outputs is not None:
+        bounds.append(float(check.integer(n_outputs, "n_outputs", 1)))
+    if max_entry_size is not None:
+        bounds.append(float(check.integer(max_entry_size, "max_entry_size", 1)) ** exponent + 1)
+    if not bounds:
+        raise ParameterError(
+            "a cardinality bound is needed: give n_outputs (|Y|) or max_entry_size "
+            "(max_i |X_i|); without one (δ)-DP implies no MI-DP bound (Cuff & Yu, Lemma 3)"
+        )
+    return min(bounds)
+
+
+def midp_from_delta(delta: Any, n_outputs: int | None = None, max_entry_size: int | None = None) -> Any:
+    """The MI-DP level implied by (δ)-DP: ``ε' = 2h(δ) + 2δ ln min{|Y|, max_i |X_i| + 1}``.
+
+    Cuff & Yu, Lemma 3, eq. (35). At least one cardinality bound is required.
+
+    Raises
+    ------
+    ParameterError
+        If δ ∉ [0, 1] or neither ``n_outputs`` nor ``max_entry_size`` is given.
+    """
+    d = check.probability(delta, "delta")
+    m = _cardinality(n_outputs, max_entry_size)
+    return _out(2.0 * np.asarray(binary_entropy(d)) + 2.0 * d * math.log(m))
+
+
+def tradeoff(eps: Any, delta: Any, eps_prime: Any) -> Any:
+    """The δ' with (ε, δ)-closeness ⇒ (ε', δ')-closeness: ``δ' = 1 − (e^{ε'}+1)(1−δ)/(e^ε+1)``.
+
+    Cuff & Yu, Property 3, eq. (13): the tightest such trade-off, for 0 ≤ ε' ≤ ε.
+    """
+    e = check.nonnegative(eps, "eps", allow_inf=False)
+    d = check.probability(delta, "delta")
+    ep = check.nonnegative(eps_prime, "eps_prime", allow_inf=False)
+    if (ep > e).any():
+        raise ParameterError(f"eps_prime must be <= eps, got eps_prime={check.show(eps_prime)}")
+    # (e^{ε'}+1)/(e^ε+1) computed as exp(ε'−ε)(1+e^{−ε'})/(1+e^{−ε}) to avoid overflow
+    ratio = np.exp(ep - e) * (1.0 + np.exp(-ep)) / (1.0 + np.exp(-e))
+    return _out(1.0 - ratio * (1.0 - d))
+
+
+def group_midp_bound(
+    eps: Any, k: int, n_outputs: int | None = None, max_entry_size: int | None = None
+) -> Any:
+    """Leakage of a group of k entries under ε-MI-DP (Cuff & Yu, Corollary 5, eq. 54).
+
+    ``sup I(X_I; Y | X_{I^c}) ≤ 2h(k√(2ε)) + 2k√(2ε) log M`` with
+    ``M = min{|Y|, (max_i |X_i|)^k + 1}``. The group is (0, k√(2ε))-DP (Property 8 with the
+    loose form of Lemma 2); once ``k√(2ε) ≥ 1`` that is vacuous and δ is capped at 1, where the
+    bound is ``2 log M``.
+    """
+    e = check.nonnegative(eps, "eps", allow_inf=False)
+    size = check.integer(k, "k", 1)
+    m = _cardinality(n_outputs, max_entry_size, exponent=size)
+    d = np.minimum(size * np.sqrt(2.0 * e), 1.0)
+    return _out(2.0 * np.asarray(binary_entropy(d)) + 2.0 * d * math.log(m))
+
+
+def min_entropy_leakage_bound(eps: Any) -> Any:
+    """Maximal min-entropy leakage of an ε-DP channel with two inputs: ``log(2e^ε/(1+e^ε))``.
+
+    Alvim et al. (Ünsal & Önen §4.3, eq. 50): for an ε-DP channel between two neighbouring inputs
+    (any finite output), ``ML = max_P (H_∞(X) − H_∞(X|Y)) ≤ log(2e^ε/(1+e^ε))``; binary randomized
+    response attains it.
+    """
+    e = check.nonnegative(eps, "eps")
+    return _out(LN2 - np.logaddexp(0.0, -e))

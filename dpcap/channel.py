@@ -1,0 +1,453 @@
+"""Channels, database mechanisms and neighbour relations.
+
+A channel is a row-stochastic matrix ``W[x, y] = P(Y=y | X=x)``: rows are inputs. A database
+mechanism is a channel whose rows are the databases ``x^n`` of a product domain
+``X_1 × … × X_n`` with sizes ``shape = (m_1, …, m_n)``, in C order: the row of ``x^n`` is
+``numpy.ravel_multi_index(x^n, shape)`` (DESIGN §1).
+
+Both classes are immutable value objects that implement the array protocol
+(``numpy.asarray(ch)`` is the matrix). Every function of dpcap that expects a channel also takes a
+plain 2-D array; one that expects a mechanism takes a channel or an array as a one-entry database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, Union
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpcap import _validation as check
+from dpcap.result import MechanismError, NeighborError, ProblemTooLargeError
+
+__all__ = [
+    "MAX_DENSE_ELEMENTS",
+    "MAX_PAIRS",
+    "Channel",
+    "Mechanism",
+    "Neighbors",
+    "as_mechanism",
+    "neighbor_pairs",
+]
+
+IntArray: TypeAlias = NDArray[np.int64]
+
+#: Largest dense matrix (``rows × outputs`` float64 entries, 1 GiB) dpcap will materialise.
+MAX_DENSE_ELEMENTS = 2**27
+
+#: Largest number of (unordered) neighbour pairs enumerated for one mechanism.
+MAX_PAIRS = 2**24
+
+#: A neighbour relation: a name ("hamming", "line", "all"), explicit pairs of row indices
+#: (shape ``(k, 2)``) or of databases (shape ``(k, 2, n)``), or a predicate on two databases.
+Neighbors: TypeAlias = Union[
+    str, Sequence[Sequence[int]], NDArray[Any], Callable[[tuple[int, ...], tuple[int, ...]], bool]
+]
+
+NEIGHBOR_NAMES = ("hamming", "line", "all")
+
+
+def check_dense_size(rows: int, cols: int, what: str) -> None:
+    """Refuse to materialise a ``rows × cols`` float64 matrix above :data:`MAX_DENSE_ELEMENTS`."""
+    size = rows * cols
+    if size > MAX_DENSE_ELEMENTS:
+        gib = size * 8 / 2**30
+        raise ProblemTooLargeError(
+            f"{what} would be a dense {rows} x {cols} matrix ({gib:.1f} GiB), above dpcap's "
+            f"limit of {MAX_DENSE_ELEMENTS} entries; describe the mechanism by its structure "
+            "(a query followed by a noise channel) instead of enumerating every database"
+        )
+
+
+class Channel:
+    """A finite channel ``W[x, y] = P(Y=y | X=x)``, validated and immutable.
+
+    Parameters
+    ----------
+    W : array_like, shape (n_inputs, n_outputs)
+        Non-negative, finite entries; each row sums to 1 within ``1e-9`` and is renormalised.
+
+    Raises
+    ------
+    ChannelError
+        If ``W`` is not 2-D, is empty, has a NaN, infinite or negative entry, or a row whose sum
+        is not 1 (the message names the row and its sum).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ch = Channel([[0.9, 0.1], [0.2, 0.8]])
+    >>> ch.n_inputs, ch.n_outputs
+    (2, 2)
+    >>> np.asarray(ch)[1]
+    array([0.2, 0.8])
+    """
+
+    __slots__ = ("_matrix",)
+    _matrix: NDArray[np.float64]
+
+    def __init__(self, W: Any) -> None:
+        object.__setattr__(self, "_matrix", check.stochastic_matrix(W, "W"))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    @property
+    def matrix(self) -> NDArray[np.float64]:
+        """The row-stochastic matrix (read-only)."""
+        return self._matrix
+
+    @property
+    def n_inputs(self) -> int:
+        """Number of inputs (rows)."""
+        return int(self._matrix.shape[0])
+
+    @property
+    def n_outputs(self) -> int:
+        """Number of outputs (columns)."""
+        return int(self._matrix.shape[1])
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        if copy:
+            return np.array(self._matrix, dtype=dtype)
+        return self._matrix if dtype is None else self._matrix.astype(dtype)
+
+    def compose(self, post: Any) -> Channel:
+        """The channel ``X → Y → Z``: this channel followed by ``post[y, z] = P(Z=z | Y=y)``."""
+        V = check.stochastic_matrix(post, "post")
+        if V.shape[0] != self.n_outputs:
+            raise check.ChannelError(
+                f"post must have {self.n_outputs} rows (one per output), got {V.shape[0]}"
+            )
+        return Channel(self._matrix @ V)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return bool(np.array_equal(self._matrix, np.asarray(other)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._matrix, precision=4, threshold=36, edgeitems=3)
+        return f"Channel({self.n_inputs} inputs x {self.n_outputs} outputs,\n        {body})"
+
+
+class Mechanism:
+    """A database mechanism on ``X_1 × … × X_n``: one row per database, in C order.
+
+    Parameters
+    ----------
+    W : array_like, shape (prod(shape), n_outputs)
+        Row ``numpy.ravel_multi_index(x, shape)`` is the output law for database ``x``.
+    shape : sequence of int
+        Domain sizes ``(m_1, …, m_n)``, each at least 1; ``prod(shape)`` must equal the number of
+        rows.
+
+    Raises
+    ------
+    ChannelError
+        If ``W`` is not a valid stochastic matrix.
+    MechanismError
+        If ``shape`` is malformed or does not match the number of rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> # Y = X_1 XOR X_2 on two binary entries
+    >>> M = Mechanism([[1, 0], [0, 1], [0, 1], [1, 0]], shape=(2, 2))
+    >>> M.slice(0, context=(1,)).matrix
+    array([[0., 1.],
+           [1., 0.]])
+    """
+
+    __slots__ = ("_matrix", "_shape")
+    _matrix: NDArray[np.float64]
+    _shape: tuple[int, ...]
+
+    def __init__(self, W: Any, shape: Sequence[int]) -> None:
+        matrix = check.stochastic_matrix(W, "W")
+        dims = _domain_shape(shape)
+        rows = math.prod(dims)
+        if rows != matrix.shape[0]:
+            raise MechanismError(
+                f"shape {dims} describes {rows} databases but W has {matrix.shape[0]} rows"
+            )
+        object.__setattr__(self, "_matrix", matrix)
+        object.__setattr__(self, "_shape", dims)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    @property
+    def matrix(self) -> NDArray[np.float64]:
+        """The row-stochastic matrix, one row per database in C order (read-only)."""
+        return self._matrix
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Domain sizes ``(m_1, …, m_n)``."""
+        return self._shape
+
+    @property
+    def n_entries(self) -> int:
+        """Number of database entries ``n``."""
+        return len(self._shape)
+
+    @property
+    def n_inputs(self) -> int:
+        """Number of databases (rows)."""
+        return int(self._matrix.shape[0])
+
+    @property
+    def n_outputs(self) -> int:
+        """Number of outputs (columns)."""
+        return int(self._matrix.shape[1])
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        if copy:
+            return np.array(self._matrix, dtype=dtype)
+        return self._matrix if dtype is None else self._matrix.astype(dtype)
+
+    def tensor(self) -> NDArray[np.float64]:
+        """The matrix as an array of shape ``(*shape, n_outputs)`` (a read-only view)."""
+        return self._matrix.reshape(*self._shape, self.n_outputs)
+
+    def row(self, database: Sequence[int]) -> NDArray[np.float64]:
+        """The output law ``P(Y | X^n = database)``."""
+        index = self._database(database, "database", self.n_entries)
+        return self._matrix[int(np.ravel_multi_index(index, self._shape))]
+
+    def slice(self, i: int, context: Sequence[int]) -> Channel:
+        """The channel from ``X_i`` to ``Y`` when the other entries are fixed to ``context``.
+
+        ``W_{i, x^{-i}}[a, y] = W[(a, x^{-i}), y]`` (Cuff & Yu, Def. 2; DESIGN §4 "MI-DP").
+
+        Parameters
+        ----------
+        i : int
+            The entry, ``0 <= i < n_entries``.
+        context : sequence of int
+            The values of the other ``n - 1`` entries, in order, skipping entry ``i``.
+        """
+        entry = self._entry(i)
+        others = tuple(s for k, s in enumerate(self._shape) if k != entry)
+        ctx = self._database(context, "context", len(others), others)
+        index: tuple[Any, ...] = (*ctx[:entry], slice(None), *ctx[entry:])
+        return Channel(self.tensor()[index])
+
+    def _entry(self, i: Any) -> int:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise MechanismError(f"entry must be an integer, got {check.show(i)}")
+        if not 0 <= int(i) < self.n_entries:
+            raise MechanismError(
+                f"entry must be in [0, {self.n_entries - 1}] for a mechanism with "
+                f"{self.n_entries} entries, got {i!r}"
+            )
+        return int(i)
+
+    def _database(
+        self,
+        values: Any,
+        name: str,
+        length: int,
+        dims: tuple[int, ...] | None = None,
+    ) -> tuple[int, ...]:
+        dims = self._shape if dims is None else dims
+        try:
+            items = tuple(int(v) for v in values)
+        except (TypeError, ValueError) as exc:
+            raise MechanismError(
+                f"{name} must be a sequence of {length} integers, got {check.show(values)}"
+            ) from exc
+        if len(items) != length:
+            raise MechanismError(f"{name} must have {length} values, got {check.show(values)}")
+        for value, size in zip(items, dims, strict=True):
+            if not 0 <= value < size:
+                raise MechanismError(
+                    f"{name} {check.show(values)} is outside the domain sizes {dims}"
+                )
+        return items
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, Mechanism)
+        return self._shape == other._shape and bool(np.array_equal(self._matrix, other._matrix))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Mechanism(shape={self._shape}, {self.n_inputs} databases x "
+            f"{self.n_outputs} outputs)"
+        )
+
+
+def _domain_shape(shape: Any) -> tuple[int, ...]:
+    try:
+        dims = tuple(shape)
+    except TypeError as exc:
+        raise MechanismError(
+            f"shape must be a sequence of domain sizes, got {check.show(shape)}"
+        ) from exc
+    if not dims:
+        raise MechanismError("shape must name at least one entry, got ()")
+    for size in dims:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise MechanismError(
+                f"shape must hold positive integers (domain sizes), got {check.show(shape)}"
+            )
+    return tuple(int(s) for s in dims)
+
+
+def as_mechanism(obj: Any, name: str = "M") -> Mechanism:
+    """A :class:`Mechanism` from a mechanism, a :class:`Channel` or a 2-D array.
+
+    A channel or a plain matrix is a one-entry database: its rows are the values of the entry.
+    """
+    if isinstance(obj, Mechanism):
+        return obj
+    matrix = check.stochastic_matrix(obj, name)
+    return Mechanism(matrix, (matrix.shape[0],))
+
+
+def neighbor_pairs(shape: Sequence[int], neighbors: Neighbors = "hamming") -> tuple[IntArray, IntArray]:
+    """The neighbouring databases of a domain, as unordered pairs of row indices ``(i, j)``, i < j.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        Domain sizes ``(m_1, …, m_n)``.
+    neighbors : str, array_like or callable
+        ``"hamming"`` (default): databases that differ in exactly one entry. ``"line"``:
+        databases that differ in one entry by exactly one (adjacent values, e.g. counts).
+        ``"all"``: every pair (local DP). An array of row-index pairs, shape ``(k, 2)``, or of
+        database pairs, shape ``(k, 2, n)``. A predicate ``f(x, x') -> bool`` on two databases
+        (multi-indices), evaluated on every pair.
+
+    Returns
+    -------
+    (I, J) : tuple of int64 arrays
+        Sorted, duplicate-free pairs with ``I < J``. DP metrics consider both orders.
+
+    Raises
+    ------
+    NeighborError
+        For an unknown name, malformed or out-of-range pairs, or a self-pair.
+    ProblemTooLargeError
+        If more than :data:`MAX_PAIRS` pairs would be enumerated.
+
+    Examples
+    --------
+    >>> I, J = neighbor_pairs((2, 2))
+    >>> [(int(i), int(j)) for i, j in zip(I, J)]
+    [(0, 1), (0, 2), (1, 3), (2, 3)]
+    """
+    dims = _domain_shape(shape)
+    total = math.prod(dims)
+    if isinstance(neighbors, str):
+        if neighbors == "hamming":
+            return _product_pairs(dims, adjacent=False)
+        if neighbors == "line":
+            return _product_pairs(dims, adjacent=True)
+        if neighbors == "all":
+            _check_pair_count(total * (total - 1) // 2, "all")
+            I, J = np.triu_indices(total, k=1)
+            return I.astype(np.int64), J.astype(np.int64)
+        raise NeighborError(
+            f"neighbors must be one of {NEIGHBOR_NAMES}, an array of pairs or a predicate, "
+            f"got {neighbors!r}"
+        )
+    if callable(neighbors):
+        return _predicate_pairs(dims, neighbors)
+    return _explicit_pairs(dims, neighbors)
+
+
+def _check_pair_count(count: int, what: str) -> None:
+    if count > MAX_PAIRS:
+        raise ProblemTooLargeError(
+            f"neighbors={what!r} gives {count} pairs of databases, above dpcap's limit of "
+            f"{MAX_PAIRS}; use a smaller domain or a structured mechanism"
+        )
+
+
+def _product_pairs(dims: tuple[int, ...], adjacent: bool) -> tuple[IntArray, IntArray]:
+    total = math.prod(dims)
+    grid = np.arange(total, dtype=np.int64).reshape(dims)
+    per_axis = [(m - 1) if adjacent else m * (m - 1) // 2 for m in dims]
+    count = sum(total // m * c for m, c in zip(dims, per_axis, strict=True))
+    _check_pair_count(count, "line" if adjacent else "hamming")
+    firsts, seconds = [], []
+    for axis, m in enumerate(dims):
+        if m < 2:
+            continue
+        g = np.moveaxis(grid, axis, -1).reshape(-1, m)
+        if adjacent:
+            a, b = np.arange(m - 1), np.arange(1, m)
+        else:
+            a, b = np.triu_indices(m, k=1)
+        firsts.append(g[:, a].ravel())
+        seconds.append(g[:, b].ravel())
+    if not firsts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
+    return _canonical(np.concatenate(firsts), np.concatenate(seconds))
+
+
+def _canonical(I: IntArray, J: IntArray) -> tuple[IntArray, IntArray]:
+    lo, hi = np.minimum(I, J), np.maximum(I, J)
+    pairs = np.unique(np.stack([lo, hi], axis=1), axis=0)
+    return pairs[:, 0].copy(), pairs[:, 1].copy()
+
+
+def _explicit_pairs(dims: tuple[int, ...], neighbors: Any) -> tuple[IntArray, IntArray]:
+    total = math.prod(dims)
+    try:
+        raw = np.asarray(neighbors)
+        if raw.size and not np.issubdtype(raw.dtype, np.integer):
+            raise TypeError
+        arr = raw.astype(np.int64)
+    except (TypeError, ValueError) as exc:
+        raise NeighborError(
+            f"neighbors must be a name, a predicate or integer pairs, got {check.show(neighbors)}"
+        ) from exc
+    if arr.ndim == 3 and arr.shape[1:] == (2, len(dims)):
+        for k, size in enumerate(dims):
+            if ((arr[..., k] < 0) | (arr[..., k] >= size)).any():
+                raise NeighborError(f"neighbors has a database outside the domain sizes {dims}")
+        arr = np.ravel_multi_index(tuple(np.moveaxis(arr, -1, 0)), dims).astype(np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
+        raise NeighborError(
+            f"neighbors pairs must have shape (k, 2) (row indices) or (k, 2, {len(dims)}) "
+            f"(databases), got shape {arr.shape}"
+        )
+    if ((arr < 0) | (arr >= total)).any():
+        raise NeighborError(f"neighbors has a row index outside [0, {total - 1}]")
+    if (arr[:, 0] == arr[:, 1]).any():
+        row = int(arr[np.argmax(arr[:, 0] == arr[:, 1]), 0])
+        raise NeighborError(f"neighbors pairs a database with itself (row {row})")
+    return _canonical(arr[:, 0], arr[:, 1])
+
+
+def _predicate_pairs(
+    dims: tuple[int, ...], predicate: Callable[[tuple[int, ...], tuple[int, ...]], bool]
+) -> tuple[IntArray, IntArray]:
+    total = math.prod(dims)
+    count = total * (total - 1) // 2
+    limit = 2**21
+    if count > limit:
+        raise ProblemTooLargeError(
+            f"a neighbour predicate is evaluated on every pair: {count} pairs is above the "
+            f"limit of {limit}; pass the pairs as an array instead"
+        )
+    databases = [tuple(int(v) for v in x) for x in np.ndindex(*dims)]
+    I, J = [], []
+    for i in range(total):
+        for j in range(i + 1, total):
+            if predicate(databases[i], databases[j]):
+                I.append(i)
+                J.append(j)
+    return np.asarray(I, dtype=np.int64), np.asarray(J, dtype=np.int64)

@@ -1,0 +1,259 @@
+"""Information measures on finite distributions and channels (nats unless ``unit="bits"``).
+
+Conventions (DESIGN §1, §5): ``0 log 0 = 0``; a positive probability against a zero gives ∞;
+the orders α = 0, 1 and ∞ of Rényi quantities are exact branches, and orders near 1 are
+evaluated without cancellation. Every argument is validated: probability vectors must be
+non-negative and sum to 1 within ``1e-9``; channels must be row-stochastic.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp, rel_entr, xlogy
+
+from dpcap import _validation as check
+from dpcap.channel import Mechanism
+from dpcap.solvers import divergence
+
+__all__ = [
+    "arimoto_mi",
+    "conditional_mutual_information",
+    "entropy",
+    "hockey_stick",
+    "kl_divergence",
+    "min_entropy_leakage",
+    "mutual_information",
+    "renyi_divergence",
+    "sibson_mi",
+    "tv_distance",
+]
+
+
+def _pair(p: Any, q: Any) -> tuple[check.FloatArray, check.FloatArray]:
+    P = check.distribution(p, "p")
+    Q = check.distribution(q, "q", size=P.shape[0])
+    return P, Q
+
+
+def _prior_channel(prior: Any, W: Any) -> tuple[check.FloatArray, check.FloatArray]:
+    matrix = check.stochastic_matrix(W, "W")
+    p = check.distribution(prior, "prior", size=matrix.shape[0])
+    return p, matrix
+
+
+def _weighted_kl(weights: check.FloatArray, rows: check.FloatArray, mixture: Any) -> float:
+    """``Σ w · D(row ‖ mixture)`` over the rows, rows of weight 0 contributing 0 (not 0·∞)."""
+    terms = np.sum(rel_entr(rows, mixture), axis=-1, keepdims=True)
+    return max(float(np.sum(np.where(weights > 0, weights * np.where(weights > 0, terms, 0), 0))), 0.0)
+
+
+def entropy(p: Any, /, *, unit: str = "nats") -> float:
+    """Shannon entropy ``H(p) = −Σ_x p_x log p_x``.
+
+    Examples
+    --------
+    >>> entropy([0.5, 0.5], unit="bits")
+    1.0
+    """
+    P = check.distribution(p, "p")
+    return float(-np.sum(xlogy(P, P))) / check.unit_divisor(unit)
+
+
+def kl_divergence(p: Any, q: Any, /, *, unit: str = "nats") -> float:
+    """Kullback–Leibler divergence ``D(p‖q) = Σ_y p_y log(p_y/q_y)`` (∞ if p is not ≪ q).
+
+    Examples
+    --------
+    >>> round(kl_divergence([0.5, 0.5], [0.9, 0.1]), 6)
+    0.510826
+    """
+    P, Q = _pair(p, q)
+    return float(np.sum(rel_entr(P, Q))) / check.unit_divisor(unit)
+
+
+def renyi_divergence(p: Any, q: Any, alpha: float, /, *, unit: str = "nats") -> float:
+    """Rényi divergence of order ``alpha`` ∈ [0, ∞].
+
+    ``D_α(p‖q) = 1/(α−1) log Σ_y p_y^α q_y^{1−α}``, with the limits ``D_0 = −log q(supp p)``,
+    ``D_1 = D(p‖q)`` (KL) and ``D_∞ = log max_y p_y/q_y`` (Hsu et al., survey, §II; van Erven &
+    Harremoës 2014). Non-decreasing in α.
+
+    Raises
+    ------
+    ParameterError
+        If ``alpha`` is negative or NaN.
+
+    Examples
+    --------
+    >>> round(renyi_divergence([0.5, 0.5], [0.9, 0.1], float("inf")), 6)
+    1.609438
+    """
+    a = check.order(alpha)
+    P, Q = _pair(p, q)
+    return float(divergence.renyi(P, Q, a)) / check.unit_divisor(unit)
+
+
+def hockey_stick(p: Any, q: Any, gamma: Any, /) -> Any:
+    """Hockey-stick divergence ``E_γ(p‖q) = Σ_y (p_y − γ q_y)_+ = max_A P(A) − γ Q(A)``.
+
+    ``p`` and ``q`` are (ε, δ)-close in one direction iff ``E_{e^ε}(p‖q) ≤ δ`` (Cuff & Yu §3.2).
+    ``gamma`` may be an array: the result has its shape. ``E_∞ = Σ_{y: q_y = 0} p_y``.
+
+    Examples
+    --------
+    >>> float(hockey_stick([0.75, 0.25], [0.25, 0.75], 1.0))
+    0.5
+    """
+    P, Q = _pair(p, q)
+    g = check.nonnegative(gamma, "gamma")
+    result = divergence.hockey_stick(P, Q, g)
+    return float(result) if result.ndim == 0 else result
+
+
+def tv_distance(p: Any, q: Any, /) -> float:
+    """Total variation distance ``½ Σ_y |p_y − q_y|`` (= ``E_1(p‖q)``)."""
+    P, Q = _pair(p, q)
+    return float(divergence.tv(P, Q))
+
+
+def mutual_information(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
+    """``I(X;Y) = Σ_x p_x D(W_x ‖ pW)`` for input law ``prior`` and channel ``W``.
+
+    Examples
+    --------
+    >>> round(mutual_information([0.5, 0.5], [[0.9, 0.1], [0.1, 0.9]], unit="bits"), 6)
+    0.531004
+    """
+    p, matrix = _prior_channel(prior, W)
+    return _weighted_kl(p[:, None], matrix, p @ matrix) / check.unit_divisor(unit)
+
+
+def conditional_mutual_information(joint: Any, M: Any, entry: int, /, *, unit: str = "nats") -> float:
+    """``I(X_i; Y | X^{-i})`` for a law ``joint`` on ``X_1 × … × X_n`` and mechanism ``M``.
+
+    ``I(X_i; Y | X^{-i}) = Σ_{x^n} P(x^n) D(W_{x^n} ‖ P_{Y|X^{-i}=x^{-i}})`` with
+    ``P_{Y|x^{-i}} = Σ_a P(a | x^{-i}) W_{(a, x^{-i})}`` (Cuff & Yu, eq. 24).
+
+    Parameters
+    ----------
+    joint : array_like, shape ``M.shape``
+        The law of the database.
+    M : Mechanism
+        The database mechanism (a plain matrix is a one-entry database).
+    entry : int
+        The entry ``i`` (0-based).
+    """
+    if not isinstance(M, Mechanism):
+        matrix = check.stochastic_matrix(M, "M")
+        M = Mechanism(matrix, (matrix.shape[0],))
+    law = check.law(joint, "joint", M.shape)
+    i = M._entry(entry)
+    tensor = np.moveaxis(M.tensor(), i, -2)  # (..., m_i, |Y|)
+    weights = np.moveaxis(law, i, -1)[..., None]  # (..., m_i, 1)
+    context_mass = weights.sum(axis=-2, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):  # contexts of mass 0 contribute 0
+        posterior = np.where(context_mass > 0, weights / context_mass, 0.0)
+    mixture = np.sum(posterior * tensor, axis=-2, keepdims=True)
+    return _weighted_kl(weights, tensor, mixture) / check.unit_divisor(unit)
+
+
+def sibson_mi(prior: Any, W: Any, alpha: float, /, *, unit: str = "nats") -> float:
+    """Sibson's α-mutual information.
+
+    ``I_α^S(p, W) = α/(α−1) · log Σ_y (Σ_x p_x W_{xy}^α)^{1/α}`` (Hsu et al., survey, §III-A),
+    with ``I_1^S = I(X;Y)``, ``I_∞^S = log Σ_y max_{x ∈ supp p} W_{xy}`` and
+    ``I_0^S = −log max_y Σ_x p_x 1[W_{xy} > 0]``. Orders near 1 are evaluated stably.
+
+    Examples
+    --------
+    >>> W = [[0.9, 0.1], [0.1, 0.9]]
+    >>> round(sibson_mi([0.5, 0.5], W, float("inf")), 6)  # log 1.8
+    0.587787
+    """
+    a = check.order(alpha)
+    p, matrix = _prior_channel(prior, W)
+    return _sibson(p, matrix, a) / check.unit_divisor(unit)
+
+
+def _sibson(p: check.FloatArray, matrix: check.FloatArray, alpha: float) -> float:
+    support = p > 0
+    rows, weights = matrix[support], p[support]
+    if alpha == 1.0:
+        return _weighted_kl(weights[:, None], rows, weights @ rows)
+    if alpha == 0.0:
+        return float(-math.log(float(np.max(weights @ (rows > 0)))))
+    if math.isinf(alpha):
+        return float(math.log(float(np.sum(np.max(rows, axis=0)))))
+    q = weights @ rows
+    column = q > 0
+    rows, q = rows[:, column], q[column]
+    logs = divergence.log(rows)
+    if abs(alpha - 1.0) < 1e-2:
+        # Near α = 1 every quantity is 1 + O(α − 1): write Σ_x p_x W^α = q_y (1 + t_y) and
+        # Σ_y (…)^{1/α} = 1 + T, and keep t and T in expm1/log1p form (no cancellation).
+        z = np.where(rows > 0, (alpha - 1.0) * np.where(rows > 0, logs, 0.0), 0.0)
+        t = (weights @ (rows * np.expm1(z))) / q
+        ratio = np.log1p(t) / alpha + (1.0 - alpha) / alpha * np.log(q)
+        total = float(np.sum(q * np.expm1(ratio)))
+        return max(alpha / (alpha - 1.0) * math.log1p(total), 0.0)
+    # log Σ_x p_x W_xy^α per output, then the 1/α power sum, all in the log domain
+    inner = logsumexp(alpha * logs + np.log(weights)[:, None], axis=0)
+    return max(alpha / (alpha - 1.0) * float(logsumexp(inner / alpha)), 0.0)
+
+
+def arimoto_mi(prior: Any, W: Any, alpha: float, /, *, unit: str = "nats") -> float:
+    """Arimoto's α-mutual information ``I_α^A(p, W) = H_α(X) − H_α^A(X|Y)``.
+
+    With ``H_α(X) = 1/(1−α) log Σ_x p_x^α`` and
+    ``H_α^A(X|Y) = α/(1−α) log Σ_y (Σ_x P_{XY}(x,y)^α)^{1/α}`` (Hsu et al., survey, §III-A).
+    Equivalently ``I_α^A(p, W) = I_α^S(p_α, W)`` with the tilted prior
+    ``p_α ∝ p^α``, which is how it is computed. At α = ∞ it is the min-entropy leakage
+    ``log Σ_y max_x p_x W_xy − log max_x p_x``; at α = 0 it is
+    ``log |supp p| − log max_y #{x ∈ supp p : W_xy > 0}``.
+
+    Examples
+    --------
+    >>> W = [[0.9, 0.1], [0.1, 0.9]]
+    >>> round(arimoto_mi([0.5, 0.5], W, 2.0), 6) == round(sibson_mi([0.5, 0.5], W, 2.0), 6)
+    True
+    """
+    a = check.order(alpha)
+    p, matrix = _prior_channel(prior, W)
+    divisor = check.unit_divisor(unit)
+    if math.isinf(a):
+        return _min_entropy_leakage(p, matrix) / divisor
+    if a == 0.0:
+        support = p > 0
+        hits = np.max(np.sum(matrix[support] > 0, axis=0))
+        return (math.log(int(support.sum())) - math.log(int(hits))) / divisor
+    if a == 1.0:
+        return _sibson(p, matrix, 1.0) / divisor
+    support = p > 0
+    logs = a * np.log(p[support])
+    tilted = np.zeros_like(p)
+    tilted[support] = np.exp(logs - logsumexp(logs))
+    return _sibson(tilted, matrix, a) / divisor
+
+
+def _min_entropy_leakage(p: check.FloatArray, matrix: check.FloatArray) -> float:
+    posterior_vulnerability = float(np.sum(np.max(p[:, None] * matrix, axis=0)))
+    return max(math.log(posterior_vulnerability) - math.log(float(np.max(p))), 0.0)
+
+
+def min_entropy_leakage(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
+    """Min-entropy leakage ``H_∞(X) − H_∞(X|Y) = log Σ_y max_x p_x W_xy − log max_x p_x``.
+
+    The multiplicative gain of a one-guess adversary (Smith 2009; Ünsal & Önen §4.3). Its maximum
+    over priors, attained at the uniform prior, is the maximal leakage ``log Σ_y max_x W_xy``.
+
+    Examples
+    --------
+    >>> round(min_entropy_leakage([0.5, 0.5], [[0.9, 0.1], [0.1, 0.9]]), 6)  # log 1.8
+    0.587787
+    """
+    p, matrix = _prior_channel(prior, W)
+    return _min_entropy_leakage(p, matrix) / check.unit_divisor(unit)
+

@@ -1,0 +1,150 @@
+"""Differential-privacy metrics of a mechanism under its neighbour relation.
+
+Each metric is a worst case over *ordered* pairs of neighbouring databases ``(x, x')`` of a
+divergence between the output laws ``W_x`` and ``W_x'`` (Cuff & Yu §2; Hsu et al. §IV):
+
+============  ==============================================================
+``dp_epsilon``  ``max log W[x,y]/W[x',y]`` (pure ε-DP; ``math.inf`` if a zero
+                meets a positive probability)
+``dp_delta``    ``δ(ε) = max E_{e^ε}(W_x ‖ W_x')``, the hockey-stick divergence:
+                the mechanism is (ε, δ)-DP iff ``δ ≥ δ(ε)``
+``kl_dp``       ``max D(W_x ‖ W_x')`` (KL-DP, Cuff & Yu Def. 7)
+``renyi_dp``    ``max D_α(W_x ‖ W_x')`` (Rényi DP, Mironov 2017)
+``tv_dp``       ``max TV(W_x, W_x')`` (= ``δ(0)``, the (δ)-DP level)
+============  ==============================================================
+
+A plain matrix or :class:`~dpcap.Channel` is a one-entry database: with the default
+``"hamming"`` relation all of its rows are neighbours. ``max_leakage`` needs no relation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpcap import _validation as check
+from dpcap.channel import Mechanism, Neighbors, as_mechanism, neighbor_pairs
+from dpcap.solvers import pairwise
+
+__all__ = ["dp_delta", "dp_epsilon", "kl_dp", "max_leakage", "renyi_dp", "tv_dp"]
+
+
+def _setup(M: Any, neighbors: Neighbors) -> tuple[Mechanism, Any, Any]:
+    mech = as_mechanism(M)
+    I, J = neighbor_pairs(mech.shape, neighbors)
+    return mech, I, J
+
+
+def dp_epsilon(M: Any, /, *, neighbors: Neighbors = "hamming") -> float:
+    """The pure-DP level ``ε = max_{(x,x') neighbours, y} log W[x,y] / W[x',y]`` (nats).
+
+    ``0/0`` is ignored (an outcome impossible under both databases); ``p/0`` with ``p > 0``
+    gives ``math.inf``. A mechanism with no neighbouring pairs has ε = 0.
+
+    Examples
+    --------
+    >>> from dpcap.mechanisms import randomized_response
+    >>> round(dp_epsilon(randomized_response(4, 1.5)), 12)
+    1.5
+    """
+    mech, I, J = _setup(M, neighbors)
+    value, *_ = pairwise.max_log_ratio(mech.matrix, I, J)
+    return value
+
+
+def dp_delta(M: Any, eps: Any, /, *, neighbors: Neighbors = "hamming") -> Any:
+    """The smallest δ for which ``M`` is (ε, δ)-DP, at every ε in ``eps``.
+
+    ``δ(ε) = max_{ordered neighbours (x, x')} Σ_y (W[x,y] − e^ε W[x',y])_+`` — the worst
+    hockey-stick divergence ``E_{e^ε}`` (Cuff & Yu §3.2; Hsu et al., survey, §IV). Non-increasing
+    and convex in ``e^ε``; ``δ(0)`` is the total-variation level and ``δ(∞)`` the largest
+    probability of an outcome impossible under a neighbour.
+
+    Parameters
+    ----------
+    M : Mechanism, Channel or array_like
+    eps : float or array_like of float in [0, ∞]
+        One ε or a whole grid: the curve is computed in one pass over the pairs.
+    neighbors : neighbour relation, default "hamming"
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Same shape as ``eps`` (a float for a scalar ``eps``).
+
+    Raises
+    ------
+    ParameterError
+        If an ε is negative or NaN.
+
+    Examples
+    --------
+    >>> from dpcap.mechanisms import randomized_response
+    >>> W = randomized_response(2, 1.0)
+    >>> float(dp_delta(W, 0.0)) == tv_dp(W)
+    True
+    >>> dp_delta(W, [0.5, 1.0]).round(6)
+    array([0.150029, 0.      ])
+    """
+    levels = check.nonnegative(eps, "eps")
+    mech, I, J = _setup(M, neighbors)
+    curve = pairwise.hockey_curve(mech.matrix, I, J, levels.ravel()).reshape(levels.shape)
+    return float(curve) if curve.ndim == 0 else curve
+
+
+def kl_dp(M: Any, /, *, neighbors: Neighbors = "hamming", unit: str = "nats") -> float:
+    """KL-DP level ``max_{ordered neighbours} D(W_x ‖ W_x')`` (Cuff & Yu, Def. 7).
+
+    ε-DP implies KL-DP ≤ ε·tanh(ε/2), attained by binary randomized response (Property 1).
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpcap.mechanisms import randomized_response
+    >>> math.isclose(kl_dp(randomized_response(2, 1.0)), math.tanh(0.5))
+    True
+    """
+    return renyi_dp(M, 1.0, neighbors=neighbors, unit=unit)
+
+
+def renyi_dp(M: Any, alpha: float, /, *, neighbors: Neighbors = "hamming", unit: str = "nats") -> float:
+    """Rényi-DP level of order α: ``max_{ordered neighbours} D_α(W_x ‖ W_x')``.
+
+    α ∈ [0, ∞]; α = 1 is KL-DP and α = ∞ is pure ε-DP.
+    """
+    a = check.order(alpha)
+    divisor = check.unit_divisor(unit)
+    mech, I, J = _setup(M, neighbors)
+    if math.isinf(a):
+        value, *_ = pairwise.max_log_ratio(mech.matrix, I, J)
+    else:
+        value, *_ = pairwise.max_divergence(mech.matrix, I, J, a)
+    return value / divisor
+
+
+def tv_dp(M: Any, /, *, neighbors: Neighbors = "hamming") -> float:
+    """Total-variation level ``max_{neighbours} TV(W_x, W_x')``: the (δ)-DP level, ``δ(0)``."""
+    mech, I, J = _setup(M, neighbors)
+    value, *_ = pairwise.max_tv(mech.matrix, I, J)
+    return value
+
+
+def max_leakage(W: Any, /, *, unit: str = "nats") -> float:
+    """Maximal leakage ``L(X→Y) = log Σ_y max_x W[x, y]`` (Issa, Wagner, Kamath 2020).
+
+    It equals the Sibson capacity of order ∞ and the min-entropy leakage at the uniform prior,
+    its maximum over priors (Hsu et al., survey, §III-A; Ünsal & Önen §4.2–4.3).
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpcap.mechanisms import randomized_response
+    >>> k, eps = 3, 1.0
+    >>> math.isclose(max_leakage(randomized_response(k, eps)),
+    ...              math.log(k * math.exp(eps) / (math.exp(eps) + k - 1)))
+    True
+    """
+    matrix = check.stochastic_matrix(W, "W")
+    return math.log(float(np.sum(np.max(matrix, axis=0)))) / check.unit_divisor(unit)
