@@ -106,7 +106,7 @@ def law(value: Any, name: str = "joint", shape: tuple[int, ...] | None = None) -
 
 def order(alpha: Any, name: str = "alpha") -> float:
     """Validate a Rényi order α ∈ [0, ∞] (∞ is a real value)."""
-    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool):
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         raise ParameterError(f"{name} must be a real number in [0, inf], got {show(alpha)}")
     value = float(alpha)
     if math.isnan(value) or value < 0:

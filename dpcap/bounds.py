@@ -33,7 +33,7 @@ FloatArray = NDArray[np.float64]
 LN2 = math.log(2.0)
 
 
-def _out(value: FloatArray) -> Any:
+def _out(value: NDArray[Any]) -> Any:
     return float(value) if np.ndim(value) == 0 else value
 
 
@@ -109,7 +109,9 @@ def _cardinality(n_outputs: Any, max_entry_size: Any, exponent: int = 1) -> floa
     return min(bounds)
 
 
-def midp_from_delta(delta: Any, n_outputs: int | None = None, max_entry_size: int | None = None) -> Any:
+def midp_from_delta(
+    delta: Any, n_outputs: int | None = None, max_entry_size: int | None = None
+) -> Any:
     """The MI-DP level implied by (δ)-DP: ``ε' = 2h(δ) + 2δ ln min{|Y|, max_i |X_i| + 1}``.
 
     Cuff & Yu, Lemma 3, eq. (35). At least one cardinality bound is required.

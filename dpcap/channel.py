@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias, Union
+from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpcap import _validation as check
-from dpcap.result import MechanismError, NeighborError, ProblemTooLargeError
+from dpcap.result import ChannelError, MechanismError, NeighborError, ProblemTooLargeError
 
 __all__ = [
     "MAX_DENSE_ELEMENTS",
@@ -42,9 +42,12 @@ MAX_PAIRS = 2**24
 
 #: A neighbour relation: a name ("hamming", "line", "all"), explicit pairs of row indices
 #: (shape ``(k, 2)``) or of databases (shape ``(k, 2, n)``), or a predicate on two databases.
-Neighbors: TypeAlias = Union[
-    str, Sequence[Sequence[int]], NDArray[Any], Callable[[tuple[int, ...], tuple[int, ...]], bool]
-]
+Neighbors: TypeAlias = (
+    str
+    | Sequence[Sequence[int]]
+    | NDArray[Any]
+    | Callable[[tuple[int, ...], tuple[int, ...]], bool]
+)
 
 NEIGHBOR_NAMES = ("hamming", "line", "all")
 
@@ -118,7 +121,7 @@ class Channel:
         """The channel ``X → Y → Z``: this channel followed by ``post[y, z] = P(Z=z | Y=y)``."""
         V = check.stochastic_matrix(post, "post")
         if V.shape[0] != self.n_outputs:
-            raise check.ChannelError(
+            raise ChannelError(
                 f"post must have {self.n_outputs} rows (one per output), got {V.shape[0]}"
             )
         return Channel(self._matrix @ V)
@@ -218,7 +221,8 @@ class Mechanism:
     def row(self, database: Sequence[int]) -> NDArray[np.float64]:
         """The output law ``P(Y | X^n = database)``."""
         index = self._database(database, "database", self.n_entries)
-        return self._matrix[int(np.ravel_multi_index(index, self._shape))]
+        row: NDArray[np.float64] = self._matrix[int(np.ravel_multi_index(index, self._shape))]
+        return row
 
     def slice(self, i: int, context: Sequence[int]) -> Channel:
         """The channel from ``X_i`` to ``Y`` when the other entries are fixed to ``context``.
@@ -281,8 +285,7 @@ class Mechanism:
 
     def __repr__(self) -> str:
         return (
-            f"Mechanism(shape={self._shape}, {self.n_inputs} databases x "
-            f"{self.n_outputs} outputs)"
+            f"Mechanism(shape={self._shape}, {self.n_inputs} databases x {self.n_outputs} outputs)"
         )
 
 
@@ -314,7 +317,9 @@ def as_mechanism(obj: Any, name: str = "M") -> Mechanism:
     return Mechanism(matrix, (matrix.shape[0],))
 
 
-def neighbor_pairs(shape: Sequence[int], neighbors: Neighbors = "hamming") -> tuple[IntArray, IntArray]:
+def neighbor_pairs(
+    shape: Sequence[int], neighbors: Neighbors = "hamming"
+) -> tuple[IntArray, IntArray]:
     """The neighbouring databases of a domain, as unordered pairs of row indices ``(i, j)``, i < j.
 
     Parameters

@@ -68,7 +68,8 @@ def format_audit(report: dict[str, Any], title: str) -> str:
         title,
         f"  domain shape {tuple(report['shape'])}, {report['outputs']} outputs, "
         f"neighbours: {report['neighbors']}",
-        f"  pure DP          eps = {eps:.6g} nats" + ("  (no finite eps)" if math.isinf(eps) else ""),
+        f"  pure DP          eps = {eps:.6g} nats"
+        + ("  (no finite eps)" if math.isinf(eps) else ""),
         "  approximate DP   delta(eps), the smallest delta for (eps, delta)-DP:",
     ]
     lines += [f"      eps = {e:<6.3g} delta = {d:.6g}" for e, d in report["delta"]]

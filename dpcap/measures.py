@@ -46,8 +46,8 @@ def _prior_channel(prior: Any, W: Any) -> tuple[check.FloatArray, check.FloatArr
 
 def _weighted_kl(weights: check.FloatArray, rows: check.FloatArray, mixture: Any) -> float:
     """``Σ w · D(row ‖ mixture)`` over the rows, rows of weight 0 contributing 0 (not 0·∞)."""
-    terms = np.sum(rel_entr(rows, mixture), axis=-1, keepdims=True)
-    return max(float(np.sum(np.where(weights > 0, weights * np.where(weights > 0, terms, 0), 0))), 0.0)
+    terms = np.where(weights > 0, np.sum(rel_entr(rows, mixture), axis=-1, keepdims=True), 0.0)
+    return max(float(np.sum(weights * terms)), 0.0)
 
 
 def entropy(p: Any, /, *, unit: str = "nats") -> float:
@@ -131,7 +131,9 @@ def mutual_information(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
     return _weighted_kl(p[:, None], matrix, p @ matrix) / check.unit_divisor(unit)
 
 
-def conditional_mutual_information(joint: Any, M: Any, entry: int, /, *, unit: str = "nats") -> float:
+def conditional_mutual_information(
+    joint: Any, M: Any, entry: int, /, *, unit: str = "nats"
+) -> float:
     """``I(X_i; Y | X^{-i})`` for a law ``joint`` on ``X_1 × … × X_n`` and mechanism ``M``.
 
     ``I(X_i; Y | X^{-i}) = Σ_{x^n} P(x^n) D(W_{x^n} ‖ P_{Y|X^{-i}=x^{-i}})`` with
@@ -256,4 +258,3 @@ def min_entropy_leakage(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
     """
     p, matrix = _prior_channel(prior, W)
     return _min_entropy_leakage(p, matrix) / check.unit_divisor(unit)
-

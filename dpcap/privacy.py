@@ -86,7 +86,7 @@ def dp_delta(M: Any, eps: Any, /, *, neighbors: Neighbors = "hamming") -> Any:
     >>> float(dp_delta(W, 0.0)) == tv_dp(W)
     True
     >>> dp_delta(W, [0.5, 1.0]).round(6)
-    array([0.150029, 0.      ])
+    array([0.287649, 0.      ])
     """
     levels = check.nonnegative(eps, "eps")
     mech, I, J = _setup(M, neighbors)
@@ -109,7 +109,9 @@ def kl_dp(M: Any, /, *, neighbors: Neighbors = "hamming", unit: str = "nats") ->
     return renyi_dp(M, 1.0, neighbors=neighbors, unit=unit)
 
 
-def renyi_dp(M: Any, alpha: float, /, *, neighbors: Neighbors = "hamming", unit: str = "nats") -> float:
+def renyi_dp(
+    M: Any, alpha: float, /, *, neighbors: Neighbors = "hamming", unit: str = "nats"
+) -> float:
     """Rényi-DP level of order α: ``max_{ordered neighbours} D_α(W_x ‖ W_x')``.
 
     α ∈ [0, ∞]; α = 1 is KL-DP and α = ∞ is pure ε-DP.

@@ -27,7 +27,8 @@ def _normalise(weights: list[float], zeros: list[bool] | None = None) -> NDArray
         keep = ~np.asarray(zeros)
         if keep.any():
             w = np.where(keep, w, 0.0)
-    return w / w.sum()
+    out: NDArray[np.float64] = w / w.sum()
+    return out
 
 
 @st.composite

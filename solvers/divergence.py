@@ -49,7 +49,8 @@ def renyi(p: FloatArray, q: FloatArray, alpha: float) -> FloatArray:
         mass = np.sum(np.where(support, q, 0.0), axis=-1)
         return -log(mass)
     if math.isinf(alpha):
-        return np.max(np.where(support, log_ratio, -np.inf), axis=-1)
+        worst: FloatArray = np.max(np.where(support, log_ratio, -np.inf), axis=-1)
+        return worst
     escapes = np.any(support & (q == 0), axis=-1)  # p_y > 0 = q_y somewhere
     finite = np.where(support & (q > 0), log_ratio, 0.0)
     z = (alpha - 1.0) * finite

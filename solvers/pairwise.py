@@ -57,9 +57,7 @@ def max_log_ratio(W: FloatArray, I: IntArray, J: IntArray) -> tuple[float, int, 
     return best, *witness
 
 
-def max_divergence(
-    W: FloatArray, I: IntArray, J: IntArray, alpha: float
-) -> tuple[float, int, int]:
+def max_divergence(W: FloatArray, I: IntArray, J: IntArray, alpha: float) -> tuple[float, int, int]:
     """``max_{ordered pairs} D_α(W_x ‖ W_x')`` with its witness pair ``(x, x')``."""
     best, witness = 0.0, (-1, -1)
     for s in chunks(len(I), W.shape[1]):

@@ -16,7 +16,7 @@ class TestChannelValidation:
     def test_accepts_and_renormalises_rows_within_tolerance(self) -> None:
         ch = Channel([[0.5, 0.5 + 1e-12], [0.25, 0.75]])
         np.testing.assert_allclose(ch.matrix.sum(axis=1), 1.0, rtol=0, atol=1e-15)
-        assert ch.n_inputs == 2 and ch.n_outputs == 2
+        assert (ch.n_inputs, ch.n_outputs) == (2, 2)
 
     def test_array_protocol_and_immutability(self) -> None:
         ch = Channel(np.eye(3))
@@ -70,7 +70,9 @@ class TestMechanism:
 
     def test_rows_are_c_order(self) -> None:
         for x in np.ndindex(2, 3, 2):
-            np.testing.assert_allclose(self.M.row(x), self.W[np.ravel_multi_index(x, (2, 3, 2))], rtol=1e-15)
+            np.testing.assert_allclose(
+                self.M.row(x), self.W[np.ravel_multi_index(x, (2, 3, 2))], rtol=1e-15
+            )
 
     def test_slice_fixes_the_other_entries(self) -> None:
         ch = self.M.slice(1, context=(1, 0))
@@ -124,7 +126,7 @@ class TestNeighbors:
 
     def test_line_pairs_are_adjacent_values(self) -> None:
         I, J = neighbor_pairs((5,), "line")
-        assert list(zip(I.tolist(), J.tolist())) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+        assert list(zip(I.tolist(), J.tolist(), strict=True)) == [(0, 1), (1, 2), (2, 3), (3, 4)]
 
     def test_all_pairs(self) -> None:
         I, _ = neighbor_pairs((4,), "all")
@@ -132,13 +134,13 @@ class TestNeighbors:
 
     def test_explicit_pairs_rows_and_databases(self) -> None:
         I, J = neighbor_pairs((2, 2), [[3, 0], [0, 3], [1, 2]])
-        assert list(zip(I.tolist(), J.tolist())) == [(0, 3), (1, 2)]
+        assert list(zip(I.tolist(), J.tolist(), strict=True)) == [(0, 3), (1, 2)]
         I, J = neighbor_pairs((2, 2), [[[0, 0], [1, 1]]])
         assert (I.tolist(), J.tolist()) == ([0], [3])
 
     def test_predicate(self) -> None:
         I, J = neighbor_pairs((4,), lambda x, y: abs(x[0] - y[0]) == 2)
-        assert list(zip(I.tolist(), J.tolist())) == [(0, 2), (1, 3)]
+        assert list(zip(I.tolist(), J.tolist(), strict=True)) == [(0, 2), (1, 3)]
 
     @pytest.mark.parametrize(
         ("neighbors", "message"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath as mp
@@ -86,7 +87,7 @@ class TestDivergences:
         n = data.draw(st.integers(2, 5))
         p, q = data.draw(distributions(n)), data.draw(distributions(n))
         values = [dpcap.renyi_divergence(p, q, a) for a in ALPHAS]
-        for lo, hi in zip(values, values[1:], strict=False):
+        for lo, hi in itertools.pairwise(values):
             assert lo <= hi * (1 + 1e-9) + 1e-12
 
     @given(st.data())
@@ -160,8 +161,12 @@ class TestChannelInformation:
     @pytest.mark.parametrize("k", [2, 4])
     def test_sibson_symmetric_closed_form(self, alpha: float, k: int) -> None:
         W = dpcap.mechanisms.randomized_response(k, 1.2).matrix
-        expected = alpha / (alpha - 1) * math.log(
-            sum((sum(W[x, y] ** alpha for x in range(k)) / k) ** (1 / alpha) for y in range(k))
+        expected = (
+            alpha
+            / (alpha - 1)
+            * math.log(
+                sum((sum(W[x, y] ** alpha for x in range(k)) / k) ** (1 / alpha) for y in range(k))
+            )
         )
         assert dpcap.sibson_mi(np.full(k, 1 / k), W, alpha) == pytest.approx(expected, rel=1e-13)
 
@@ -184,7 +189,9 @@ class TestChannelInformation:
             a = mp.mpf(alpha)
             h_x = mp.log(mp.fsum(mp.mpf(px) ** a for px in p)) / (1 - a)
             joint = [[mp.mpf(p[x]) * mp.mpf(W[x, y]) for y in range(3)] for x in range(3)]
-            inner = mp.fsum(mp.fsum(joint[x][y] ** a for x in range(3)) ** (1 / a) for y in range(3))
+            inner = mp.fsum(
+                mp.fsum(joint[x][y] ** a for x in range(3)) ** (1 / a) for y in range(3)
+            )
             h_xy = a / (1 - a) * mp.log(inner)
             expected = float(h_x - h_xy)
             assert dpcap.arimoto_mi(p, W, alpha) == pytest.approx(expected, rel=1e-12)
@@ -227,7 +234,9 @@ class TestErrors:
             dpcap.mutual_information([0.2, 0.4, 0.4], np.eye(2))
         with pytest.raises(PriorError, match=r"q must have length 2"):
             dpcap.kl_divergence([0.5, 0.5], [1.0])
-        with pytest.raises(ParameterError, match=r"unit must be one of \['bits', 'nats'\], got 'dits'"):
+        with pytest.raises(
+            ParameterError, match=r"unit must be one of \['bits', 'nats'\], got 'dits'"
+        ):
             dpcap.entropy([1.0], unit="dits")
         with pytest.raises(ParameterError, match=r"gamma must be >= 0"):
             dpcap.hockey_stick([0.5, 0.5], [0.5, 0.5], -1.0)

@@ -64,9 +64,7 @@ class TestRandomizedResponse:
     def test_delta_at_zero_is_total_variation(self) -> None:
         W = rr(4, 1.3)
         assert dpcap.dp_delta(W, 0.0) == pytest.approx(dpcap.tv_dp(W), abs=1e-15)
-        assert dpcap.tv_dp(W) == pytest.approx(
-            (math.exp(1.3) - 1) / (math.exp(1.3) + 3), abs=1e-15
-        )
+        assert dpcap.tv_dp(W) == pytest.approx((math.exp(1.3) - 1) / (math.exp(1.3) + 3), abs=1e-15)
 
     def test_renyi_dp_orders(self) -> None:
         W = rr(3, 1.0)
@@ -93,7 +91,7 @@ class TestDatabases:
         a = math.exp(-eps)
         x, y = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
         W = (1 - a) / (1 + a) * a ** np.abs(x - y)
-        W[:, 0] = a**x[:, 0] / (1 + a)
+        W[:, 0] = a ** x[:, 0] / (1 + a)
         W[:, n] = a ** (n - x[:, 0]) / (1 + a)
         assert dpcap.dp_epsilon(W, neighbors="line") == pytest.approx(eps, abs=1e-12)
         assert dpcap.dp_epsilon(W, neighbors="all") == pytest.approx(n * eps, abs=1e-11)
@@ -152,8 +150,9 @@ class TestDeltaEngine:
         whole = dpcap.dp_delta(W, eps)
         monkeypatch.setattr(pairwise, "CHUNK_ELEMENTS", 10)
         np.testing.assert_allclose(dpcap.dp_delta(W, eps), whole, rtol=0, atol=1e-15)
-        assert dpcap.dp_epsilon(W) == pytest.approx(float(np.max(np.abs(
-            np.log(W[:, None, :]) - np.log(W[None, :, :])))), rel=1e-14)
+        assert dpcap.dp_epsilon(W) == pytest.approx(
+            float(np.max(np.abs(np.log(W[:, None, :]) - np.log(W[None, :, :])))), rel=1e-14
+        )
 
 
 class TestProperties:

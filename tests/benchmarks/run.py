@@ -1,0 +1,18 @@
+"""Run every benchmark (``make bench``): timings and ratios against the peers, one process.
+
+Benchmarks are opt-in and never part of the test suite: machines are shared and noisy, so
+numbers are printed, not asserted.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import bench_delta
+
+if __name__ == "__main__":
+    bench_delta.main()

@@ -1,0 +1,52 @@
+"""The command line: the demo and auditing a mechanism stored in a file."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpcap import cli
+from dpcap.mechanisms import randomized_response
+
+
+def test_demo_prints_the_default_audit(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "count of 8 binary entries" in out
+    # a count of binary entries with geometric noise of level 1 is 1-DP (Hamming neighbours)
+    assert "eps = 1 nats" in out
+    assert "KL-DP" in out
+    assert "maximal leakage" in out
+
+
+def test_audit_json_matches_closed_forms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "rr.npy"
+    np.save(path, randomized_response(3, 1.0).matrix)
+    assert cli.main(["audit", str(path), "--eps", "0,0.5", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    e = math.e
+    assert report["dp_epsilon"] == pytest.approx(1.0)
+    assert report["delta"][1][1] == pytest.approx((e - math.exp(0.5)) / (e + 2))
+    assert report["max_leakage"] == pytest.approx(math.log(3 * e / (e + 2)))
+
+
+def test_audit_csv_with_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "xor.csv"
+    np.savetxt(path, [[1, 0], [0, 1], [0, 1], [1, 0]], delimiter=",")
+    assert cli.main(["audit", str(path), "--shape", "2,2"]) == 0
+    assert "no finite eps" in capsys.readouterr().out
+
+
+def test_errors_are_reported_not_raised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.csv"
+    np.savetxt(path, [[0.5, 0.4], [0.5, 0.5]], delimiter=",")
+    assert cli.main(["audit", str(path)]) == 2
+    assert "row 0 sums to 0.9" in capsys.readouterr().err
+    assert cli.main(["audit", str(tmp_path / "missing.npy")]) == 2
+    assert "no such file" in capsys.readouterr().err
