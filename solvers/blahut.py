@@ -1,0 +1,312 @@
+"""Batched, certified Blahut–Arimoto with a KKT–Newton polish: the Shannon-capacity engine.
+
+Everything works on stacks ``W`` of shape ``(B, nx, ny)`` (one channel per element; rows are
+inputs). The certificate is the only judge of convergence (DESIGN §4): for any prior ``p`` with
+output law ``q = pW`` and ``D_x(p) = D(W_x ‖ q)``,
+
+    I(p, W) = Σ_x p_x D_x(p)  ≤  C  ≤  max_x D_x(p),
+
+so every iterate, whoever produced it, gives a valid bracket. The engine keeps, per element, the
+best lower bound (with the prior that attains it) and the best upper bound seen, and an element
+leaves the working set once ``upper − lower ≤ tol``.
+
+Two kinds of step produce iterates:
+
+* **Blahut–Arimoto** (``p ← p·e^{D(p)}``, normalised, in the log domain): globally convergent but
+  slow when the optimal prior is sparse or the optimum is flat (near-duplicate rows, DP
+  channels), since the mass of an input that carries none decays only like
+  ``exp(−t·(C − D_x))``.
+* **Newton on the KKT system** of a guessed support ``S``: ``D_x(p) = C`` for ``x ∈ S``,
+  ``p_x = 0`` off ``S``, ``Σ p = 1``. Its Jacobian is ``∂D_x/∂p_z = −Σ_y W_xy W_zy / q_y``.
+  Inputs whose Newton mass turns negative leave ``S``; inputs whose ``D_x`` exceeds the current
+  ``C`` join it (an active-set rule). Quadratic convergence closes the bracket to ~1e-14 in a
+  few steps once the support is right; when it is not, the certificate says so and BA goes on.
+
+Rounds alternate a block of BA iterations (doubling in length) with a Newton polish, until
+every element is certified or the iteration budget is spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import xlogy
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+IntArray = NDArray[np.int64]
+
+__all__ = ["BatchSolution", "bracket", "solve"]
+
+#: Floor of a BA iterate's log-mass relative to its largest entry (keeps q_y > 0 for every
+#: column that some row reaches; a mass of e^-700 is irrelevant to every bound).
+LOG_MASS_FLOOR = -700.0
+
+
+@dataclass(frozen=True)
+class BatchSolution:
+    """Raw output of :func:`solve`: arrays over the batch."""
+
+    prior: FloatArray  # (B, nx): the prior attaining `lower`
+    lower: FloatArray  # (B,): I(prior, W)
+    upper: FloatArray  # (B,): min over iterates of max_x D_x
+    converged: BoolArray  # (B,)
+    iterations: IntArray  # (B,): BA iterations + Newton steps spent on the element
+
+
+def bracket(W: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(D, lower, upper)`` for priors ``p`` (B, nx) on channels ``W`` (B, nx, ny)."""
+    neg_entropy = np.sum(xlogy(W, W), axis=-1)
+    D = _divergences(W, neg_entropy, p)
+    return D, _information(p, D), np.max(D, axis=-1)
+
+
+def _divergences(W: FloatArray, neg_entropy: FloatArray, p: FloatArray) -> FloatArray:
+    q = np.einsum("bx,bxy->by", p, W)
+    reached = q > 0
+    log_q = np.log(np.where(reached, q, 1.0))
+    D = neg_entropy - np.einsum("bxy,by->bx", W, log_q)
+    if not reached.all():
+        escapes = np.einsum("bxy,by->bx", W, ~reached) > 0  # W_xy > 0 = q_y: D_x = ∞
+        D = np.where(escapes, np.inf, D)
+    return D
+
+
+def _information(p: FloatArray, D: FloatArray) -> FloatArray:
+    value: FloatArray = np.sum(np.where(p > 0, p * np.where(p > 0, D, 0.0), 0.0), axis=-1)
+    return np.maximum(value, 0.0)
+
+
+class _Best:
+    """Best bracket seen so far for each element of the batch."""
+
+    def __init__(self, p: FloatArray) -> None:
+        B = p.shape[0]
+        self.lower = np.full(B, -np.inf)
+        self.upper = np.full(B, np.inf)
+        self.prior = p.copy()
+
+    def update(self, idx: IntArray, p: FloatArray, D: FloatArray) -> None:
+        lower = _information(p, D)
+        upper = np.max(D, axis=-1)
+        better = lower > self.lower[idx]
+        self.lower[idx[better]] = lower[better]
+        self.prior[idx[better]] = p[better]
+        self.upper[idx] = np.minimum(self.upper[idx], upper)
+
+    def gap(self, idx: IntArray) -> FloatArray:
+        gap: FloatArray = self.upper[idx] - self.lower[idx]
+        return gap
+
+
+def solve(
+    W: FloatArray,
+    *,
+    tol: float = 1e-9,
+    max_iter: int = 100_000,
+    newton: bool = True,
+) -> BatchSolution:
+    """Certified capacities of a stack of channels.
+
+    Parameters
+    ----------
+    W : (B, nx, ny) array
+        Row-stochastic channels without all-zero columns.
+    tol : float
+        Target certified gap ``upper − lower`` (nats).
+    max_iter : int
+        Budget of BA iterations per element.
+    newton : bool
+        Whether to polish with KKT–Newton steps between BA blocks.
+    """
+    B, nx, _ = W.shape
+    neg_entropy = np.sum(xlogy(W, W), axis=-1)
+    log_p = np.full((B, nx), -np.log(nx))
+    best = _Best(np.exp(log_p))
+    iterations = np.zeros(B, dtype=np.int64)
+    active = np.arange(B)
+    block, spent = 8, 0
+    while active.size and spent < max_iter:
+        steps = min(block, max_iter - spent)
+        log_p[active] = _ba_block(
+            W[active], neg_entropy[active], log_p[active], steps, best, active
+        )
+        iterations[active] += steps
+        spent += steps
+        active = active[best.gap(active) > tol]
+        if newton and active.size:
+            p_ba = _normalise(log_p[active])
+            iterations[active] += _newton(W[active], neg_entropy[active], p_ba, tol, best, active)
+            active = active[best.gap(active) > tol]
+        if newton and active.size:
+            p_ba = _normalise(log_p[active])
+            iterations[active] += _interior_point(
+                W[active], neg_entropy[active], p_ba, tol, best, active
+            )
+            active = active[best.gap(active) > tol]
+        block *= 2
+    return BatchSolution(
+        prior=best.prior,
+        lower=best.lower,
+        upper=best.upper,
+        converged=best.upper - best.lower <= tol,
+        iterations=iterations,
+    )
+
+
+def _normalise(log_p: FloatArray) -> FloatArray:
+    p = np.exp(log_p - log_p.max(axis=-1, keepdims=True))
+    out: FloatArray = p / p.sum(axis=-1, keepdims=True)
+    return out
+
+
+def _ba_block(
+    W: FloatArray,
+    neg_entropy: FloatArray,
+    log_p: FloatArray,
+    steps: int,
+    best: _Best,
+    idx: IntArray,
+) -> FloatArray:
+    """``steps`` Blahut–Arimoto iterations in the log domain, recording every bracket."""
+    for _ in range(steps):
+        p = _normalise(log_p)
+        D = _divergences(W, neg_entropy, p)
+        best.update(idx, p, D)
+        log_p = log_p + D
+        log_p -= log_p.max(axis=-1, keepdims=True)
+        np.maximum(log_p, LOG_MASS_FLOOR, out=log_p)
+    p = _normalise(log_p)
+    best.update(idx, p, _divergences(W, neg_entropy, p))
+    return log_p
+
+
+def _newton(
+    W: FloatArray,
+    neg_entropy: FloatArray,
+    p: FloatArray,
+    tol: float,
+    best: _Best,
+    idx: IntArray,
+) -> IntArray:
+    """Active-set Newton on the KKT system, from prior ``p``; returns the steps per element.
+
+    Support rule: a Newton step that would make some masses negative is not taken; instead the
+    negative inputs that the current value ``C`` does not reach (``D_x < C``) leave the support,
+    or, if there are none, the single support input with the smallest ``D_x`` (inputs outside
+    every optimal support have ``D_x(p*) < C``). Inputs with ``D_x > C`` join the support.
+    """
+    nx = W.shape[1]
+    steps = np.zeros(len(idx), dtype=np.int64)
+    support = p > 1e-9 * p.max(axis=-1, keepdims=True)
+    p = np.where(support, p, 0.0)
+    p /= p.sum(axis=-1, keepdims=True)
+    D = _divergences(W, neg_entropy, p)
+    C = _information(p, D)
+    eye = np.eye(nx, dtype=bool)
+    live = np.arange(len(idx))
+    for _ in range(min(2 * nx + 20, 60)):
+        Wl, Sl, pl, Dl, Cl = W[live], support[live], p[live], D[live], C[live]
+        # Residuals: D_x − C on the support, p_x off it, and Σ p − 1.
+        F = np.concatenate([np.where(Sl, Dl - Cl[:, None], pl), (pl.sum(-1) - 1)[:, None]], -1)
+        q = np.einsum("bx,bxy->by", pl, Wl)
+        inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
+        G = -np.einsum("bxy,by,bzy->bxz", Wl, inv_q, Wl)
+        A = np.zeros((len(live), nx + 1, nx + 1))
+        A[:, :nx, :nx] = np.where(Sl[:, :, None], G, eye)
+        A[:, :nx, nx] = np.where(Sl, -1.0, 0.0)
+        A[:, nx, :nx] = 1.0
+        delta = _solve(A, -F)
+        p_new = pl + delta[:, :nx]
+        negative = Sl & ~(p_new >= 0)
+        blocked = negative.any(axis=-1)
+        leaving = negative & (Dl < Cl[:, None])
+        fallback = blocked & ~leaving.any(axis=-1)
+        weakest = np.argmin(np.where(Sl, Dl, np.inf), axis=-1)
+        leaving[fallback, weakest[fallback]] = True
+        Sl = Sl & ~leaving
+        p_next = np.where(Sl, np.maximum(p_new, 0.0), 0.0)
+        total = p_next.sum(axis=-1, keepdims=True)
+        good = np.isfinite(total[:, 0]) & (total[:, 0] > 0)
+        p_next = np.where(good[:, None], p_next / np.where(good[:, None], total, 1.0), pl)
+        D_next = _divergences(Wl, neg_entropy[live], p_next)
+        best.update(idx[live], p_next, D_next)
+        C_next = np.where(blocked | ~good, _information(p_next, D_next), Cl + delta[:, nx])
+        Sl |= D_next > C_next[:, None] + 0.5 * tol  # inputs the current C does not cover
+        support[live], p[live], D[live], C[live] = Sl, p_next, D_next, C_next
+        steps[live] += 1
+        live = live[best.gap(idx[live]) > tol]
+        if not live.size:
+            break
+    return steps
+
+
+def _interior_point(
+    W: FloatArray,
+    neg_entropy: FloatArray,
+    p: FloatArray,
+    tol: float,
+    best: _Best,
+    idx: IntArray,
+    max_steps: int = 100,
+) -> IntArray:
+    """Primal–dual interior-point Newton on the KKT system; returns the steps per element.
+
+    KKT of ``max I(p)`` over the simplex: ``D_x(p) + λ_x = C``, ``λ ≥ 0``, ``p ≥ 0``,
+    ``p_x λ_x = 0``, ``Σ p = 1`` (``λ_x = C − D_x`` is the slack of input x). The complementarity
+    is relaxed to ``p_x λ_x = μ`` and μ is driven to 0; with ``H = −W diag(1/q) Wᵀ`` each step
+    solves ``(H − diag(λ/p)) Δp − ΔC·1 = −r_1 + r_2/p``, ``1ᵀΔp = 0`` and stays inside the
+    positive orthant (fraction to the boundary 0.995). Robust whatever the support, it is used
+    for the elements that Blahut–Arimoto and the active-set polish leave uncertified.
+    """
+    n = W.shape[1]
+    steps = np.zeros(len(idx), dtype=np.int64)
+    p = 0.999 * p + 0.001 / n
+    D = _divergences(W, neg_entropy, p)
+    C = np.max(D, axis=-1)
+    lam = np.maximum(C[:, None] - D, 0.0) + np.maximum(C - _information(p, D), 1e-6)[:, None]
+    live = np.arange(len(idx))
+    for _ in range(max_steps):
+        Wl, pl, Dl, Cl, ll = W[live], p[live], D[live], C[live], lam[live]
+        mu = 0.1 * np.sum(pl * ll, axis=-1) / n
+        r1 = Dl + ll - Cl[:, None]
+        r2 = pl * ll - mu[:, None]
+        q = np.einsum("bx,bxy->by", pl, Wl)
+        H = -np.einsum("bxy,by,bzy->bxz", Wl, 1.0 / q, Wl)
+        K = np.zeros((len(live), n + 1, n + 1))
+        K[:, :n, :n] = H
+        K[:, np.arange(n), np.arange(n)] -= ll / pl
+        K[:, :n, n] = -1.0
+        K[:, n, :n] = 1.0
+        rhs = np.concatenate([-r1 + r2 / pl, np.zeros((len(live), 1))], axis=-1)
+        delta = _solve(K, rhs)
+        dp, dC = delta[:, :n], delta[:, n]
+        dl = (-r2 - ll * dp) / pl
+        with np.errstate(divide="ignore", invalid="ignore"):
+            limit_p = np.where(dp < 0, -pl / dp, np.inf).min(axis=-1)
+            limit_l = np.where(dl < 0, -ll / dl, np.inf).min(axis=-1)
+        t = np.minimum(1.0, 0.995 * np.minimum(limit_p, limit_l))[:, None]
+        pl = pl + t * dp
+        pl = np.maximum(pl, 0.0)
+        pl /= pl.sum(axis=-1, keepdims=True)
+        ll = ll + t * dl
+        Cl = Cl + t[:, 0] * dC
+        Dl = _divergences(Wl, neg_entropy[live], pl)
+        best.update(idx[live], pl, Dl)
+        p[live], D[live], C[live], lam[live] = pl, Dl, Cl, ll
+        steps[live] += 1
+        live = live[best.gap(idx[live]) > tol]
+        if not live.size:
+            break
+    return steps
+
+
+def _solve(A: FloatArray, b: FloatArray) -> FloatArray:
+    """Batched ``A x = b``; singular systems fall back to the least-squares solution."""
+    try:
+        x: FloatArray = np.linalg.solve(A, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        x = np.einsum("bij,bj->bi", np.linalg.pinv(A), b)
+    return x
