@@ -16,6 +16,7 @@ from dpcap._source import register_source_solvers
 register_source_solvers()
 
 from dpcap import bounds, mechanisms  # noqa: E402
+from dpcap.capacity import capacities, capacity  # noqa: E402
 from dpcap.channel import Channel, Mechanism, neighbor_pairs  # noqa: E402
 from dpcap.measures import (  # noqa: E402
     arimoto_mi,
@@ -31,6 +32,8 @@ from dpcap.measures import (  # noqa: E402
 )
 from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
 from dpcap.result import (  # noqa: E402
+    CapacitiesResult,
+    CapacityResult,
     ChannelError,
     ConvergenceWarning,
     DpcapError,
@@ -46,6 +49,8 @@ from dpcap.result import (  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
+    "CapacitiesResult",
+    "CapacityResult",
     "Channel",
     "ChannelError",
     "ConvergenceWarning",
@@ -61,6 +66,8 @@ __all__ = [
     "__version__",
     "arimoto_mi",
     "bounds",
+    "capacities",
+    "capacity",
     "conditional_mutual_information",
     "dp_delta",
     "dp_epsilon",

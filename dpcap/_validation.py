@@ -80,6 +80,29 @@ def stochastic_matrix(value: Any, name: str = "W") -> FloatArray:
     return arr
 
 
+def stochastic_stack(value: Any, name: str = "Ws") -> FloatArray:
+    """Validate a stack ``(B, n_inputs, n_outputs)`` of row-stochastic matrices, vectorised.
+
+    Same rules and messages as :func:`stochastic_matrix`, naming the element (``Ws[b]``).
+    """
+    arr = np.asarray(value)
+    if arr.ndim != 3 or 0 in arr.shape:
+        raise ChannelError(
+            f"{name} must be a non-empty (B, n_inputs, n_outputs) stack, got shape {arr.shape}"
+        )
+    arr = _as_float_array(arr, name, ChannelError)
+    sums = arr.sum(axis=-1)
+    bad = np.abs(sums - 1.0) > SUM_ATOL
+    if bad.any():
+        b, row = (int(i) for i in np.argwhere(bad)[0])
+        raise ChannelError(
+            f"{name}[{b}] is not row-stochastic: row {row} sums to {float(sums[b, row])!r} "
+            f"(each row must sum to 1 within {SUM_ATOL:g})"
+        )
+    arr /= sums[..., None]
+    return arr
+
+
 def distribution(value: Any, name: str = "prior", size: int | None = None) -> FloatArray:
     """Validate a probability vector (1-D, non-negative, summing to 1) and renormalise it."""
     arr = np.asarray(value)

@@ -11,8 +11,16 @@ One hierarchy for the whole library (DESIGN §3):
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
+    "CapacitiesResult",
+    "CapacityResult",
+    "CorrelatedLeakageResult",
+    "MIDPResult",
     "ChannelError",
     "ConvergenceWarning",
     "DpcapError",
@@ -79,3 +87,188 @@ class SolverError(DpcapError, RuntimeError):
 
 class ConvergenceWarning(UserWarning):
     """A result is returned whose bracket did not close to the requested tolerance."""
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.12g}"
+
+
+@dataclass(frozen=True, repr=False)
+class CapacityResult:
+    """A certified capacity: ``lower ≤ C ≤ upper``, with the prior that attains ``lower``.
+
+    Attributes
+    ----------
+    value : float
+        The conservative end of the bracket, ``upper`` (a leakage is never under-reported).
+    lower, upper : float
+        The certificate: ``lower = I(prior, W) ≤ C ≤ upper = max_x D(W_x ‖ p'W)`` for a prior
+        ``p'`` found by the engine. ``upper − lower ≤ tol`` when ``status`` is converged.
+    prior : ndarray, shape (n_inputs,)
+        An input law attaining ``lower``.
+    output : ndarray, shape (n_outputs,)
+        Its output law ``prior @ W``.
+    status : Status
+    iterations : int
+    method : str
+        ``"ba"`` or ``"conic/<SOLVER>"``.
+    unit : str
+        ``"nats"`` or ``"bits"`` (``value``, ``lower`` and ``upper`` are in this unit).
+    message : str
+    tol : float
+        The requested gap, in nats.
+    """
+
+    value: float
+    lower: float
+    upper: float
+    prior: NDArray[np.float64]
+    output: NDArray[np.float64]
+    status: Status
+    iterations: int
+    method: str
+    unit: str
+    message: str
+    tol: float
+
+    @property
+    def gap(self) -> float:
+        """``upper − lower`` (in ``unit``)."""
+        return self.upper - self.lower
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return (
+            f"CapacityResult(value={_fmt(self.value)} {self.unit}, "
+            f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], status={self.status.value}, "
+            f"iterations={self.iterations}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class CapacitiesResult:
+    """Certified capacities of a batch: the fields of :class:`CapacityResult` as arrays.
+
+    ``prior`` and ``output`` have shape ``(B, max n_inputs)`` and ``(B, max n_outputs)``; for a
+    ragged batch the entries beyond an element's own size are NaN. ``status`` is an array of
+    :class:`Status` (one per element); ``result[i]`` is element i as a :class:`CapacityResult`.
+    """
+
+    value: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    prior: NDArray[np.float64]
+    output: NDArray[np.float64]
+    status: NDArray[np.object_]
+    iterations: NDArray[np.int64]
+    method: str
+    unit: str
+    message: str
+    tol: float
+    shapes: tuple[tuple[int, int], ...]
+
+    @property
+    def converged(self) -> NDArray[np.bool_]:
+        """Whether each element's bracket closed to ``tol``."""
+        return np.array([s is Status.CONVERGED for s in self.status], dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __getitem__(self, i: int) -> CapacityResult:
+        nx, ny = self.shapes[i]
+        status = self.status[i]
+        return CapacityResult(
+            value=float(self.value[i]),
+            lower=float(self.lower[i]),
+            upper=float(self.upper[i]),
+            prior=self.prior[i, :nx].copy(),
+            output=self.output[i, :ny].copy(),
+            status=status,
+            iterations=int(self.iterations[i]),
+            method=self.method,
+            unit=self.unit,
+            message=self.message,
+            tol=self.tol,
+        )
+
+    def __repr__(self) -> str:
+        done = int(self.converged.sum())
+        return (
+            f"CapacitiesResult({len(self)} channels, {done} converged, "
+            f"values in [{_fmt(float(np.min(self.value)))}, {_fmt(float(np.max(self.value)))}] "
+            f"{self.unit}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class MIDPResult:
+    """Mutual-information DP level ``max_i sup_P I(X_i; Y | X^{-i})`` (Cuff & Yu, Def. 2).
+
+    ``value`` is ``upper``, the conservative end of the bracket. The witness is the ``entry``
+    (a tuple of entries for a group), the ``context`` (values of the other entries, in order)
+    and the ``prior`` on the entry's values that attains ``lower`` in that slice. ``per_entry``
+    holds, for each entry (or the group), the upper end of its own bracket (personalised MI-DP,
+    Cuff & Yu §6.1); ``per_entry_lower`` the lower ends.
+    """
+
+    value: float
+    lower: float
+    upper: float
+    entry: int | tuple[int, ...]
+    context: tuple[int, ...]
+    prior: NDArray[np.float64]
+    per_entry: NDArray[np.float64]
+    per_entry_lower: NDArray[np.float64]
+    status: Status
+    iterations: int
+    slices: int
+    method: str
+    unit: str
+    message: str
+    tol: float
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return (
+            f"MIDPResult(value={_fmt(self.value)} {self.unit}, "
+            f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], entry={self.entry}, "
+            f"context={self.context}, status={self.status.value}, slices solved={self.slices})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class CorrelatedLeakageResult:
+    """``sup_{P_{X^n}} I(X_i; Y)``: leakage to an adversary without side information.
+
+    The witness: for each value ``a`` of ``X_i``, the context ``rows[a]`` (values of the other
+    entries) whose database carries the mass, and the ``prior`` on ``X_i``; together they define
+    a law on ``X^n`` (``P(a, rows[a]) = prior[a]``) attaining ``lower``.
+    """
+
+    value: float
+    lower: float
+    upper: float
+    entry: int
+    rows: tuple[tuple[int, ...], ...]
+    prior: NDArray[np.float64]
+    status: Status
+    iterations: int
+    method: str
+    unit: str
+    message: str
+    tol: float
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return (
+            f"CorrelatedLeakageResult(value={_fmt(self.value)} {self.unit}, "
+            f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], entry={self.entry}, "
+            f"status={self.status.value})"
+        )

@@ -52,6 +52,7 @@ class BatchSolution:
     prior: FloatArray  # (B, nx): the prior attaining `lower`
     lower: FloatArray  # (B,): I(prior, W)
     upper: FloatArray  # (B,): min over iterates of max_x D_x
+    upper_prior: FloatArray  # (B, nx): the iterate attaining `upper`
     converged: BoolArray  # (B,)
     iterations: IntArray  # (B,): BA iterations + Newton steps spent on the element
 
@@ -87,6 +88,7 @@ class _Best:
         self.lower = np.full(B, -np.inf)
         self.upper = np.full(B, np.inf)
         self.prior = p.copy()
+        self.upper_prior = p.copy()
 
     def update(self, idx: IntArray, p: FloatArray, D: FloatArray) -> None:
         lower = _information(p, D)
@@ -94,7 +96,9 @@ class _Best:
         better = lower > self.lower[idx]
         self.lower[idx[better]] = lower[better]
         self.prior[idx[better]] = p[better]
-        self.upper[idx] = np.minimum(self.upper[idx], upper)
+        tighter = upper < self.upper[idx]
+        self.upper[idx[tighter]] = upper[tighter]
+        self.upper_prior[idx[tighter]] = p[tighter]
 
     def gap(self, idx: IntArray) -> FloatArray:
         gap: FloatArray = self.upper[idx] - self.lower[idx]
@@ -107,6 +111,7 @@ def solve(
     tol: float = 1e-9,
     max_iter: int = 100_000,
     newton: bool = True,
+    initial: FloatArray | None = None,
 ) -> BatchSolution:
     """Certified capacities of a stack of channels.
 
@@ -120,11 +125,20 @@ def solve(
         Budget of BA iterations per element.
     newton : bool
         Whether to polish with KKT–Newton steps between BA blocks.
+    initial : (B, nx) array, optional
+        Starting priors (default uniform), e.g. another engine's answer to polish. Entries are
+        floored at ``e^-700`` relative to the largest so that every input can regain mass.
     """
     B, nx, _ = W.shape
     neg_entropy = np.sum(xlogy(W, W), axis=-1)
-    log_p = np.full((B, nx), -np.log(nx))
-    best = _Best(np.exp(log_p))
+    if initial is None:
+        log_p = np.full((B, nx), -np.log(nx))
+    else:
+        with np.errstate(divide="ignore"):
+            log_p = np.log(np.asarray(initial, dtype=np.float64))
+        log_p -= log_p.max(axis=-1, keepdims=True)
+        np.maximum(log_p, LOG_MASS_FLOOR, out=log_p)
+    best = _Best(_normalise(log_p))
     iterations = np.zeros(B, dtype=np.int64)
     active = np.arange(B)
     block, spent = 8, 0
@@ -151,6 +165,7 @@ def solve(
         prior=best.prior,
         lower=best.lower,
         upper=best.upper,
+        upper_prior=best.upper_prior,
         converged=best.upper - best.lower <= tol,
         iterations=iterations,
     )
