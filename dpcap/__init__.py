@@ -30,14 +30,17 @@ from dpcap.measures import (  # noqa: E402
     sibson_mi,
     tv_distance,
 )
+from dpcap.midp import correlated_leakage, midp  # noqa: E402
 from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
 from dpcap.result import (  # noqa: E402
     CapacitiesResult,
     CapacityResult,
     ChannelError,
     ConvergenceWarning,
+    CorrelatedLeakageResult,
     DpcapError,
     MechanismError,
+    MIDPResult,
     NeighborError,
     ParameterError,
     PriorError,
@@ -54,7 +57,9 @@ __all__ = [
     "Channel",
     "ChannelError",
     "ConvergenceWarning",
+    "CorrelatedLeakageResult",
     "DpcapError",
+    "MIDPResult",
     "Mechanism",
     "MechanismError",
     "NeighborError",
@@ -69,6 +74,7 @@ __all__ = [
     "capacities",
     "capacity",
     "conditional_mutual_information",
+    "correlated_leakage",
     "dp_delta",
     "dp_epsilon",
     "entropy",
@@ -77,6 +83,7 @@ __all__ = [
     "kl_dp",
     "max_leakage",
     "mechanisms",
+    "midp",
     "min_entropy_leakage",
     "mutual_information",
     "neighbor_pairs",

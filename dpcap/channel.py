@@ -25,6 +25,7 @@ from dpcap.result import ChannelError, MechanismError, NeighborError, ProblemToo
 __all__ = [
     "MAX_DENSE_ELEMENTS",
     "MAX_PAIRS",
+    "AdditiveMechanism",
     "Channel",
     "Mechanism",
     "Neighbors",
@@ -56,9 +57,10 @@ def check_dense_size(rows: int, cols: int, what: str) -> None:
     """Refuse to materialise a ``rows × cols`` float64 matrix above :data:`MAX_DENSE_ELEMENTS`."""
     size = rows * cols
     if size > MAX_DENSE_ELEMENTS:
-        gib = size * 8 / 2**30
+        gib = f"{size * 8 / 2**30:.1f} GiB" if size < 2**70 else "far beyond any memory"
+        shown = str(rows) if rows < 10**15 else f"~10^{math.log10(rows):.1f}"
         raise ProblemTooLargeError(
-            f"{what} would be a dense {rows} x {cols} matrix ({gib:.1f} GiB), above dpcap's "
+            f"{what} would be a dense {shown} x {cols} matrix ({gib}), above dpcap's "
             f"limit of {MAX_DENSE_ELEMENTS} entries; describe the mechanism by its structure "
             "(a query followed by a noise channel) instead of enumerating every database"
         )
@@ -211,8 +213,8 @@ class Mechanism:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
         if copy:
-            return np.array(self._matrix, dtype=dtype)
-        return self._matrix if dtype is None else self._matrix.astype(dtype)
+            return np.array(self.matrix, dtype=dtype)
+        return self.matrix if dtype is None else self.matrix.astype(dtype)
 
     def tensor(self) -> NDArray[np.float64]:
         """The matrix as an array of shape ``(*shape, n_outputs)`` (a read-only view)."""
@@ -241,6 +243,66 @@ class Mechanism:
         ctx = self._database(context, "context", len(others), others)
         index: tuple[Any, ...] = (*ctx[:entry], slice(None), *ctx[entry:])
         return Channel(self.tensor()[index])
+
+    def group(self, entries: Any) -> tuple[int, ...]:
+        """Validate a group of entries (an int or a sequence of distinct ints), sorted."""
+        items = (entries,) if isinstance(entries, (int, np.integer)) else entries
+        try:
+            group = tuple(sorted(self._entry(i) for i in items))
+        except TypeError as exc:
+            raise MechanismError(
+                f"group must be an entry or a sequence of entries, got {check.show(entries)}"
+            ) from exc
+        if not group or len(set(group)) != len(group):
+            raise MechanismError(f"group must list distinct entries, got {check.show(entries)}")
+        return group
+
+    def slices(self, group: tuple[int, ...]) -> Slices:
+        """Every slice of the mechanism for the entries ``group`` (sorted, validated).
+
+        The slice for a context ``x^{I^c}`` (values of the other entries) is the channel from
+        ``X_I`` (its values in C order) to ``Y``. Returns a :class:`Slices` with the stack of
+        shape ``(contexts, Π_{i∈I} m_i, n_outputs)`` and a way back to each context.
+        """
+        rest = tuple(k for k in range(self.n_entries) if k not in group)
+        tensor = np.moveaxis(self.tensor(), group, tuple(range(len(rest), self.n_entries)))
+        width = math.prod(self._shape[k] for k in group)
+        stack = tensor.reshape(-1, width, self.n_outputs)
+        others = tuple(self._shape[k] for k in rest)
+        return Slices(stack, lambda k: tuple(int(v) for v in np.unravel_index(k, others)))
+
+    def entry_classes(self) -> list[list[int]]:
+        """Entries whose slices are known to coincide (each entry alone for a dense matrix)."""
+        return [[i] for i in range(self.n_entries)]
+
+    @staticmethod
+    def additive(scores: Any, noise: Any) -> AdditiveMechanism:
+        """A query that adds per-entry integer scores, released through a noise channel.
+
+        ``Y ~ noise[Σ_i s_i(X_i) − lowest]`` with ``lowest = Σ_i min s_i``.
+
+        Parameters
+        ----------
+        scores : sequence of 1-D integer arrays
+            ``scores[i][a]`` is the score of value ``a`` of entry ``i`` (its length is ``m_i``).
+            A count is ``[[0, 1]] * n``; a bounded sum of values in ``{0..k}`` is
+            ``[range(k + 1)] * n``; one histogram cell is ``[[1, 0, 0, …]] * n``.
+        noise : array_like, shape (Σ_i (max s_i − min s_i) + 1, n_outputs)
+            Row ``t`` is the output law of the total ``lowest + t``.
+
+        Returns
+        -------
+        AdditiveMechanism
+            A :class:`Mechanism` that never enumerates databases unless asked for its matrix.
+
+        Examples
+        --------
+        >>> from dpcap.mechanisms import truncated_geometric
+        >>> M = Mechanism.additive([[0, 1]] * 1000, truncated_geometric(1000, 1.0))
+        >>> M.shape[:3], M.n_outputs
+        ((2, 2, 2), 1001)
+        """
+        return AdditiveMechanism(scores, noise)
 
     def _entry(self, i: Any) -> int:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
@@ -287,6 +349,221 @@ class Mechanism:
         return (
             f"Mechanism(shape={self._shape}, {self.n_inputs} databases x {self.n_outputs} outputs)"
         )
+
+
+class Slices:
+    """The slices of a mechanism for a group of entries: a stack and a map back to contexts."""
+
+    __slots__ = ("context", "stack")
+
+    def __init__(
+        self, stack: NDArray[np.float64], context: Callable[[int], tuple[int, ...]]
+    ) -> None:
+        self.stack = stack
+        self.context = context
+
+
+class AdditiveMechanism(Mechanism):
+    """``Y ~ noise[Σ_i s_i(X_i)]``: a sum of per-entry integer scores, then a noise channel.
+
+    Counts, bounded sums and histogram cells are of this form. Nothing here enumerates the
+    ``Π m_i`` databases: slices, MI-DP and the DP metrics under Hamming neighbours work from the
+    *reachable partial sums* (a dynamic programme over the entries), and the dense matrix is
+    only built, under dpcap's memory limit, when something really needs it.
+
+    Build one with :meth:`Mechanism.additive`.
+    """
+
+    __slots__ = ("_lowest", "_noise", "_scores")
+    _noise: NDArray[np.float64]
+    _scores: tuple[NDArray[np.int64], ...]
+    _lowest: int
+
+    def __init__(self, scores: Any, noise: Any) -> None:
+        try:
+            rows = [np.asarray(s) for s in scores]
+        except TypeError as exc:
+            raise MechanismError(
+                f"scores must be a sequence of integer score vectors, got {check.show(scores)}"
+            ) from exc
+        if not rows:
+            raise MechanismError("scores must describe at least one entry, got none")
+        for i, r in enumerate(rows):
+            if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer):
+                raise MechanismError(
+                    f"scores[{i}] must be a non-empty 1-D array of integers, got {check.show(r)}"
+                )
+        matrix = check.stochastic_matrix(noise, "noise")
+        lowest = int(sum(int(r.min()) for r in rows))
+        span = int(sum(int(r.max() - r.min()) for r in rows)) + 1
+        if matrix.shape[0] != span:
+            raise MechanismError(
+                f"noise must have one row per possible total ({lowest}..{lowest + span - 1}: "
+                f"{span} rows), got {matrix.shape[0]}"
+            )
+        object.__setattr__(self, "_scores", tuple(r.astype(np.int64) for r in rows))
+        object.__setattr__(self, "_noise", matrix)
+        object.__setattr__(self, "_lowest", lowest)
+        object.__setattr__(self, "_shape", tuple(int(r.size) for r in rows))
+
+    @property
+    def noise(self) -> NDArray[np.float64]:
+        """The noise channel; row ``k`` is the output law of the total ``lowest + k``."""
+        return self._noise
+
+    @property
+    def scores(self) -> tuple[NDArray[np.int64], ...]:
+        """The score vectors ``s_i`` (``s_i[a]`` is the score of value ``a`` of entry i)."""
+        return self._scores
+
+    @property
+    def n_inputs(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def n_outputs(self) -> int:
+        return int(self._noise.shape[1])
+
+    @property
+    def matrix(self) -> NDArray[np.float64]:
+        """The dense matrix, built on demand (refused above dpcap's memory limit)."""
+        try:
+            return self._matrix
+        except AttributeError:
+            pass
+        check_dense_size(self.n_inputs, self.n_outputs, f"this additive mechanism {self._shape}")
+        totals = np.zeros(self._shape, dtype=np.int64)
+        for i, s in enumerate(self._scores):
+            view = [1] * len(self._shape)
+            view[i] = -1
+            totals = totals + s.reshape(view)
+        dense = self._noise[totals.ravel() - self._lowest]
+        dense.setflags(write=False)
+        object.__setattr__(self, "_matrix", dense)
+        return dense
+
+    def tensor(self) -> NDArray[np.float64]:
+        return self.matrix.reshape(*self._shape, self.n_outputs)
+
+    def row(self, database: Sequence[int]) -> NDArray[np.float64]:
+        x = self._database(database, "database", self.n_entries)
+        total = sum(int(s[a]) for s, a in zip(self._scores, x, strict=True))
+        row: NDArray[np.float64] = self._noise[total - self._lowest]
+        return row
+
+    def slice(self, i: int, context: Sequence[int]) -> Channel:
+        entry = self._entry(i)
+        others = [k for k in range(self.n_entries) if k != entry]
+        dims = tuple(self._shape[k] for k in others)
+        ctx = self._database(context, "context", len(others), dims)
+        base = sum(int(self._scores[k][a]) for k, a in zip(others, ctx, strict=True))
+        return Channel(self._noise[base + self._scores[entry] - self._lowest])
+
+    def slices(self, group: tuple[int, ...]) -> Slices:
+        """One slice per *reachable total* of the other entries (not per context)."""
+        rest = [k for k in range(self.n_entries) if k not in group]
+        sums = _PartialSums([self._scores[k] for k in rest])
+        own = np.zeros(1, dtype=np.int64)
+        for k in group:  # totals of the group's values, in C order
+            own = (own[:, None] + self._scores[k][None, :]).ravel()
+        totals = sums.reachable()
+        index = totals[:, None] + own[None, :] - self._lowest
+        check_dense_size(index.size, self.n_outputs, "the slices of this additive mechanism")
+        stack = self._noise[index]
+
+        def context(k: int) -> tuple[int, ...]:
+            return sums.witness(int(totals[k]))
+
+        return Slices(stack, context)
+
+    def entry_classes(self) -> list[list[int]]:
+        """Entries with equal score vectors have the same slices: one class each."""
+        classes: dict[bytes, list[int]] = {}
+        for i, s in enumerate(self._scores):
+            classes.setdefault(s.tobytes(), []).append(i)
+        return list(classes.values())
+
+    def neighbor_rows(self) -> tuple[IntArray, IntArray]:
+        """Pairs of noise rows ``(t, t')`` met by Hamming-neighbouring databases (t < t')."""
+        pairs = []
+        for members in self.entry_classes():
+            i = members[0]
+            totals = _PartialSums([s for k, s in enumerate(self._scores) if k != i]).reachable()
+            own = np.unique(self._scores[i])
+            a, b = np.triu_indices(len(own), k=1)
+            if not len(a):
+                continue
+            lo = (totals[:, None] + own[a][None, :]).ravel() - self._lowest
+            hi = (totals[:, None] + own[b][None, :]).ravel() - self._lowest
+            pairs.append(np.stack([lo, hi], axis=1))
+        if not pairs:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty.copy()
+        unique = np.unique(np.concatenate(pairs), axis=0)
+        return unique[:, 0].copy(), unique[:, 1].copy()
+
+    def reachable_rows(self) -> NDArray[np.float64]:
+        """The noise rows of every reachable total (the mechanism's distinct rows)."""
+        totals = _PartialSums(list(self._scores)).reachable()
+        rows: NDArray[np.float64] = self._noise[totals - self._lowest]
+        return rows
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, AdditiveMechanism)
+        return (
+            self._shape == other._shape
+            and all(np.array_equal(a, b) for a, b in zip(self._scores, other._scores, strict=True))
+            and bool(np.array_equal(self._noise, other._noise))
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"AdditiveMechanism(shape={self._shape}, {self._noise.shape[0]} totals x "
+            f"{self.n_outputs} outputs)"
+        )
+
+
+class _PartialSums:
+    """Reachable totals of a list of integer score vectors, with a witness for each total.
+
+    A forward dynamic programme over the entries: ``reach[t]`` says whether the total
+    ``lowest + t`` is reachable, and ``choice[j][t]`` which value of entry j first reached it,
+    so a database attaining any total is recovered by walking back (``witness``).
+    """
+
+    def __init__(self, scores: list[NDArray[np.int64]]) -> None:
+        self.scores = scores
+        self.lowest = int(sum(int(s.min()) for s in scores))
+        reach = np.ones(1, dtype=bool)
+        self.choices: list[NDArray[np.int64]] = []
+        for s in scores:
+            shift = s - s.min()
+            nxt = np.zeros(len(reach) + int(shift.max()), dtype=bool)
+            choice = np.full(len(nxt), -1, dtype=np.int64)
+            for a, d in enumerate(shift):
+                fresh = reach & ~nxt[d : d + len(reach)]
+                choice[d : d + len(reach)][fresh] = a
+                nxt[d : d + len(reach)] |= reach
+            self.choices.append(choice)
+            reach = nxt
+        self.reach = reach
+
+    def reachable(self) -> NDArray[np.int64]:
+        """Every reachable total (absolute values, increasing)."""
+        totals: NDArray[np.int64] = np.flatnonzero(self.reach).astype(np.int64) + self.lowest
+        return totals
+
+    def witness(self, total: int) -> tuple[int, ...]:
+        """Values of the entries (in order) whose scores add up to ``total``."""
+        t = total - self.lowest
+        values = []
+        for s, choice in zip(reversed(self.scores), reversed(self.choices), strict=True):
+            a = int(choice[t])
+            values.append(a)
+            t -= int(s[a] - s.min())
+        return tuple(reversed(values))
 
 
 def _domain_shape(shape: Any) -> tuple[int, ...]:

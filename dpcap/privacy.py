@@ -25,16 +25,29 @@ from typing import Any
 import numpy as np
 
 from dpcap import _validation as check
-from dpcap.channel import Mechanism, Neighbors, as_mechanism, neighbor_pairs
+from dpcap.channel import AdditiveMechanism, Neighbors, as_mechanism, neighbor_pairs
 from dpcap.solvers import pairwise
 
 __all__ = ["dp_delta", "dp_epsilon", "kl_dp", "max_leakage", "renyi_dp", "tv_dp"]
 
 
-def _setup(M: Any, neighbors: Neighbors) -> tuple[Mechanism, Any, Any]:
+def _setup(M: Any, neighbors: Neighbors) -> tuple[Any, Any, Any]:
+    """The rows to compare and the neighbouring pairs among them.
+
+    A structured :class:`~dpcap.channel.AdditiveMechanism` under Hamming neighbours compares
+    noise rows of totals that one entry can move between (from the reachable partial sums);
+    anything else compares the rows of the dense matrix.
+    """
     mech = as_mechanism(M)
+    if (
+        isinstance(mech, AdditiveMechanism)
+        and isinstance(neighbors, str)
+        and neighbors == "hamming"
+    ):
+        I, J = mech.neighbor_rows()
+        return mech.noise, I, J
     I, J = neighbor_pairs(mech.shape, neighbors)
-    return mech, I, J
+    return mech.matrix, I, J
 
 
 def dp_epsilon(M: Any, /, *, neighbors: Neighbors = "hamming") -> float:
@@ -49,8 +62,8 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors = "hamming") -> float:
     >>> round(dp_epsilon(randomized_response(4, 1.5)), 12)
     1.5
     """
-    mech, I, J = _setup(M, neighbors)
-    value, *_ = pairwise.max_log_ratio(mech.matrix, I, J)
+    rows, I, J = _setup(M, neighbors)
+    value, *_ = pairwise.max_log_ratio(rows, I, J)
     return value
 
 
@@ -89,8 +102,8 @@ def dp_delta(M: Any, eps: Any, /, *, neighbors: Neighbors = "hamming") -> Any:
     array([0.287649, 0.      ])
     """
     levels = check.nonnegative(eps, "eps")
-    mech, I, J = _setup(M, neighbors)
-    curve = pairwise.hockey_curve(mech.matrix, I, J, levels.ravel()).reshape(levels.shape)
+    rows, I, J = _setup(M, neighbors)
+    curve = pairwise.hockey_curve(rows, I, J, levels.ravel()).reshape(levels.shape)
     return float(curve) if curve.ndim == 0 else curve
 
 
@@ -118,18 +131,18 @@ def renyi_dp(
     """
     a = check.order(alpha)
     divisor = check.unit_divisor(unit)
-    mech, I, J = _setup(M, neighbors)
+    rows, I, J = _setup(M, neighbors)
     if math.isinf(a):
-        value, *_ = pairwise.max_log_ratio(mech.matrix, I, J)
+        value, *_ = pairwise.max_log_ratio(rows, I, J)
     else:
-        value, *_ = pairwise.max_divergence(mech.matrix, I, J, a)
+        value, *_ = pairwise.max_divergence(rows, I, J, a)
     return value / divisor
 
 
 def tv_dp(M: Any, /, *, neighbors: Neighbors = "hamming") -> float:
     """Total-variation level ``max_{neighbours} TV(W_x, W_x')``: the (δ)-DP level, ``δ(0)``."""
-    mech, I, J = _setup(M, neighbors)
-    value, *_ = pairwise.max_tv(mech.matrix, I, J)
+    rows, I, J = _setup(M, neighbors)
+    value, *_ = pairwise.max_tv(rows, I, J)
     return value
 
 

@@ -19,11 +19,11 @@ from numpy.typing import NDArray
 __all__ = [
     "CapacitiesResult",
     "CapacityResult",
-    "CorrelatedLeakageResult",
-    "MIDPResult",
     "ChannelError",
     "ConvergenceWarning",
+    "CorrelatedLeakageResult",
     "DpcapError",
+    "MIDPResult",
     "MechanismError",
     "NeighborError",
     "ParameterError",
@@ -91,6 +91,13 @@ class ConvergenceWarning(UserWarning):
 
 def _fmt(x: float) -> str:
     return f"{x:.12g}"
+
+
+def _short(values: tuple[int, ...], limit: int = 12) -> str:
+    if len(values) <= limit:
+        return str(values)
+    head = ", ".join(str(v) for v in values[:limit])
+    return f"({head}, ... {len(values) - limit} more)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -237,7 +244,8 @@ class MIDPResult:
         return (
             f"MIDPResult(value={_fmt(self.value)} {self.unit}, "
             f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], entry={self.entry}, "
-            f"context={self.context}, status={self.status.value}, slices solved={self.slices})"
+            f"context={_short(self.context)}, status={self.status.value}, "
+            f"slices solved={self.slices})"
         )
 
 

@@ -6,6 +6,7 @@ any certificate itself. Nothing here imports the rest of dpcap, and nothing heav
 imported at module import time.
 """
 
-from . import divergence, pairwise
+# conic imports cvxpy inside capacity_conic only, so importing it here stays cheap.
+from . import conic, divergence, pairwise
 
-__all__ = ["divergence", "pairwise"]
+__all__ = ["conic", "divergence", "pairwise"]

@@ -64,15 +64,26 @@ def bracket(W: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray, Float
     return D, _information(p, D), np.max(D, axis=-1)
 
 
+#: Smallest positive double: the output mass of an outcome that some input in the support can
+#: produce is at least this, even when ``p_x · W_xy`` underflows to 0 (subnormal channels such as
+#: far geometric tails). Its term ``W_xy log(W_xy/q_y)`` is then below 1e-320 either way.
+TINY = float(np.nextafter(0.0, 1.0))
+
+
 def _divergences(W: FloatArray, neg_entropy: FloatArray, p: FloatArray) -> FloatArray:
+    """``D_x(p) = D(W_x ‖ pW)`` for every input; ∞ where ``W_x`` puts mass off ``supp(pW)``."""
     q = np.einsum("bx,bxy->by", p, W)
-    reached = q > 0
-    log_q = np.log(np.where(reached, q, 1.0))
-    D = neg_entropy - np.einsum("bxy,by->bx", W, log_q)
-    if not reached.all():
-        escapes = np.einsum("bxy,by->bx", W, ~reached) > 0  # W_xy > 0 = q_y: D_x = ∞
-        D = np.where(escapes, np.inf, D)
-    return D
+    positive = q > 0
+    if positive.all():
+        plain: FloatArray = neg_entropy - np.einsum("bxy,by->bx", W, np.log(q))
+        return plain
+    # q_y = 0 either truly (no input of the support reaches y) or by underflow.
+    reached = np.einsum("bx,bxy->by", (p > 0).astype(np.float64), (W > 0).astype(np.float64)) > 0
+    log_q = np.log(np.where(positive, q, TINY))
+    D = neg_entropy - np.einsum("bxy,by->bx", W, np.where(reached, log_q, 0.0))
+    escapes = np.einsum("bxy,by->bx", W, ~reached) > 0  # W_xy > 0 = q_y exactly: D_x = ∞
+    result: FloatArray = np.where(escapes, np.inf, D)
+    return result
 
 
 def _information(p: FloatArray, D: FloatArray) -> FloatArray:
@@ -321,7 +332,7 @@ def _interior_point(
 def _solve(A: FloatArray, b: FloatArray) -> FloatArray:
     """Batched ``A x = b``; singular systems fall back to the least-squares solution."""
     try:
-        x: FloatArray = np.linalg.solve(A, b[..., None])[..., 0]
+        x = np.linalg.solve(A, b[..., None])[..., 0]
     except np.linalg.LinAlgError:
         x = np.einsum("bij,bj->bi", np.linalg.pinv(A), b)
-    return x
+    return np.asarray(x, dtype=np.float64)

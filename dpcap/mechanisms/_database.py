@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap import _validation as check
-from dpcap.channel import MAX_DENSE_ELEMENTS, Mechanism, check_dense_size
+from dpcap.channel import MAX_DENSE_ELEMENTS, AdditiveMechanism, Mechanism, check_dense_size
 from dpcap.mechanisms._local import _probability
 from dpcap.result import ChannelError, ProblemTooLargeError
 
@@ -38,7 +38,7 @@ def _check_product_size(base: int, n: int, cols_base: int, cols_exp: int, what: 
     check_dense_size(base**n, cols_base**cols_exp, what)
 
 
-def counting_query(n: int, noise: Any) -> Mechanism:
+def counting_query(n: int, noise: Any) -> AdditiveMechanism:
     r"""A noisy count of ``n`` binary entries: ``W[x^n] = noise[Σ_i x_i]``.
 
     Parameters
@@ -50,8 +50,10 @@ def counting_query(n: int, noise: Any) -> Mechanism:
 
     Returns
     -------
-    Mechanism
-        ``shape = (2,) * n``, ``K`` outputs.
+    AdditiveMechanism
+        ``shape = (2,) * n``, ``K`` outputs, in structured form (the count followed by the
+        noise): DP metrics and MI-DP never enumerate the ``2^n`` databases; ``.matrix`` builds
+        the dense matrix on demand, under dpcap's memory limit.
 
     Raises
     ------
@@ -59,9 +61,6 @@ def counting_query(n: int, noise: Any) -> Mechanism:
         If ``n`` is not an integer ``>= 1``.
     ChannelError
         If ``noise`` is not a stochastic matrix with ``n + 1`` rows.
-    ProblemTooLargeError
-        If the ``2^n × K`` matrix is above dpcap's dense limit; the count (query) followed by
-        ``noise`` is the structured form of the same mechanism.
 
     Notes
     -----
@@ -99,12 +98,7 @@ def counting_query(n: int, noise: Any) -> Mechanism:
         raise ChannelError(
             f"noise must have n + 1 = {n + 1} rows (one per count 0..n), got {V.shape[0]}"
         )
-    _check_product_size(2, n, V.shape[1], 1, f"counting_query(n={n})")
-    index = np.arange(2**n, dtype=np.int64)
-    counts = np.zeros(2**n, dtype=np.int64)
-    for bit in range(n):
-        counts += (index >> bit) & 1
-    return Mechanism(V[counts], (2,) * n)
+    return Mechanism.additive([[0, 1]] * n, V)
 
 
 def one_time_pad(m: int) -> Mechanism:

@@ -12,7 +12,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import bench_capacity
 import bench_delta
 
 if __name__ == "__main__":
     bench_delta.main()
+    print()
+    bench_capacity.main()
