@@ -44,6 +44,9 @@ __all__ = ["BatchSolution", "bracket", "solve"]
 #: column that some row reaches; a mass of e^-700 is irrelevant to every bound).
 LOG_MASS_FLOOR = -700.0
 
+#: Newton steps without halving the certified gap after which the active-set polish gives up.
+STALL = 4
+
 
 @dataclass(frozen=True)
 class BatchSolution:
@@ -233,13 +236,15 @@ def _newton(
     C = _information(p, D)
     eye = np.eye(nx, dtype=bool)
     live = np.arange(len(idx))
+    last_gap = best.gap(idx)
+    stalled = np.zeros(len(idx), dtype=np.int64)
     for _ in range(min(2 * nx + 20, 60)):
         Wl, Sl, pl, Dl, Cl = W[live], support[live], p[live], D[live], C[live]
         # Residuals: D_x − C on the support, p_x off it, and Σ p − 1.
         F = np.concatenate([np.where(Sl, Dl - Cl[:, None], pl), (pl.sum(-1) - 1)[:, None]], -1)
         q = np.einsum("bx,bxy->by", pl, Wl)
         inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
-        G = -np.einsum("bxy,by,bzy->bxz", Wl, inv_q, Wl)
+        G = -np.matmul(Wl * inv_q[:, None, :], Wl.transpose(0, 2, 1))
         A = np.zeros((len(live), nx + 1, nx + 1))
         A[:, :nx, :nx] = np.where(Sl[:, :, None], G, eye)
         A[:, :nx, nx] = np.where(Sl, -1.0, 0.0)
@@ -263,7 +268,13 @@ def _newton(
         Sl |= D_next > C_next[:, None] + 0.5 * tol  # inputs the current C does not cover
         support[live], p[live], D[live], C[live] = Sl, p_next, D_next, C_next
         steps[live] += 1
-        live = live[best.gap(idx[live]) > tol]
+        # An element whose certified gap has not halved in STALL steps has the wrong support:
+        # it leaves the polish (the interior-point method does not need the support).
+        gap = best.gap(idx[live])
+        progress = gap < 0.5 * last_gap[live]
+        stalled[live] = np.where(progress, 0, stalled[live] + 1)
+        last_gap[live] = np.where(progress, gap, last_gap[live])
+        live = live[(gap > tol) & (stalled[live] < STALL)]
         if not live.size:
             break
     return steps
@@ -300,7 +311,7 @@ def _interior_point(
         r1 = Dl + ll - Cl[:, None]
         r2 = pl * ll - mu[:, None]
         q = np.einsum("bx,bxy->by", pl, Wl)
-        H = -np.einsum("bxy,by,bzy->bxz", Wl, 1.0 / q, Wl)
+        H = -np.matmul(Wl / q[:, None, :], Wl.transpose(0, 2, 1))
         K = np.zeros((len(live), n + 1, n + 1))
         K[:, :n, :n] = H
         K[:, np.arange(n), np.arange(n)] -= ll / pl
