@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 
 from dpcap import _validation as check
+from dpcap.capacity import capacity
 from dpcap.channel import Mechanism, as_mechanism
 from dpcap.mechanisms import counting_query, truncated_geometric
+from dpcap.midp import midp
 from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, tv_dp
 from dpcap.result import DpcapError
 
@@ -41,12 +43,15 @@ def audit(
     """The DP profile of a mechanism as a plain dictionary (what ``dpcap audit`` prints).
 
     Keys: ``shape``, ``outputs``, ``neighbors``, ``unit``, ``dp_epsilon`` (nats, the natural-log
-    privacy-loss bound), ``delta`` (a list of ``[ε, δ(ε)]``), ``tv``, ``kl_dp`` and
-    ``max_leakage`` (in ``unit``).
+    privacy-loss bound), ``delta`` (a list of ``[ε, δ(ε)]``), ``tv``, ``kl_dp``,
+    ``max_leakage``, ``capacity`` and ``midp`` (certified ``[lower, upper]`` brackets, in
+    ``unit``) with the MI-DP witness ``midp_entry``, ``midp_context`` and ``midp_prior``.
     """
     mech = as_mechanism(M)
     levels = check.nonnegative(list(eps), "eps")
     deltas = np.atleast_1d(dp_delta(mech, levels, neighbors=neighbors))
+    mi = midp(mech, unit=unit)
+    free_lunch = capacity(mech, unit=unit)
     return {
         "shape": list(mech.shape),
         "outputs": mech.n_outputs,
@@ -57,6 +62,11 @@ def audit(
         "tv": tv_dp(mech, neighbors=neighbors),
         "kl_dp": kl_dp(mech, neighbors=neighbors, unit=unit),
         "max_leakage": max_leakage(mech, unit=unit),
+        "capacity": [free_lunch.lower, free_lunch.upper],
+        "midp": [mi.lower, mi.upper],
+        "midp_entry": mi.entry,
+        "midp_context": list(mi.context),
+        "midp_prior": mi.prior.tolist(),
     }
 
 
@@ -77,8 +87,20 @@ def format_audit(report: dict[str, Any], title: str) -> str:
         f"  total variation  {report['tv']:.6g}  (= delta(0), the (delta)-DP level)",
         f"  KL-DP            {report['kl_dp']:.6g} {unit}",
         f"  maximal leakage  {report['max_leakage']:.6g} {unit}  (log sum_y max_x W[x,y])",
+        f"  capacity         {_bracket(report['capacity'])} {unit}  "
+        "(free-lunch privacy: sup I(X^n; Y))",
+        f"  MI-DP            {_bracket(report['midp'])} {unit}  "
+        "(Cuff-Yu: max_i sup I(X_i; Y | X^-i))",
+        f"      attained at entry {report['midp_entry']}, other entries = "
+        f"{tuple(report['midp_context'])}, prior on X_i = "
+        f"{np.round(report['midp_prior'], 6).tolist()}",
     ]
     return "\n".join(lines)
+
+
+def _bracket(pair: list[float]) -> str:
+    lower, upper = pair
+    return f"{upper:.9f}  [certified: {lower:.12g} <= . <= {upper:.12g}]"
 
 
 def demo_mechanism(n: int = 8, eps: float = 1.0) -> Mechanism:
