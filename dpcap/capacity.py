@@ -157,10 +157,7 @@ def capacity(
     lower, _, output = certify(matrix, prior)
     _, upper, _ = certify(matrix, reduction.prior_back(solution.upper_prior[0]))
     upper = max(upper, lower)
-    status = Status.CONVERGED if upper - lower <= tolerance else status_if_open
-    message = _message(status, upper - lower, tolerance, iterations, note)
-    if status is not Status.CONVERGED:
-        warnings.warn(message, ConvergenceWarning, stacklevel=2)
+    status, message = conclude(upper - lower, tolerance, iterations, note, status_if_open)
     return CapacityResult(
         value=upper / divisor,
         lower=lower / divisor,
@@ -176,14 +173,31 @@ def capacity(
     )
 
 
-def _message(status: Status, gap: float, tol: float, iterations: int, note: str = "") -> str:
-    head = (
-        f"certified gap {gap:.3g} nats <= tol {tol:.3g}"
-        if status is Status.CONVERGED
-        else f"not converged: certified gap {gap:.3g} nats > tol {tol:.3g} after "
-        f"{iterations} iterations"
-    )
-    return f"{head}; {note}" if note else head
+def conclude(
+    gap: float,
+    tol: float,
+    iterations: int,
+    note: str = "",
+    open_status: Status = Status.MAX_ITER,
+) -> tuple[Status, str]:
+    """Status and message of a certified bracket; warns when it did not close.
+
+    Shared by every query that returns a bracket: ``converged`` iff ``gap <= tol``; otherwise
+    ``open_status`` and a :class:`~dpcap.result.ConvergenceWarning` that says by how much.
+    """
+    if gap <= tol:
+        status = Status.CONVERGED
+        head = f"certified gap {gap:.3g} nats <= tol {tol:.3g}"
+    else:
+        status = open_status
+        head = (
+            f"not converged: certified gap {gap:.3g} nats > tol {tol:.3g} "
+            f"after {iterations} iterations"
+        )
+    message = f"{head}; {note}" if note else head
+    if status is not Status.CONVERGED:
+        warnings.warn(message, ConvergenceWarning, stacklevel=3)
+    return status, message
 
 
 def _stack(Ws: Any) -> tuple[FloatArray, tuple[tuple[int, int], ...]]:

@@ -66,7 +66,37 @@ def check_dense_size(rows: int, cols: int, what: str) -> None:
         )
 
 
-class Channel:
+class _Stochastic:
+    """What channels and mechanisms share: an immutable row-stochastic matrix."""
+
+    __slots__ = ("_matrix",)
+    _matrix: NDArray[np.float64]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    @property
+    def matrix(self) -> NDArray[np.float64]:
+        """The row-stochastic matrix, rows are inputs (read-only)."""
+        return self._matrix
+
+    @property
+    def n_inputs(self) -> int:
+        """Number of inputs (rows)."""
+        return int(self._matrix.shape[0])
+
+    @property
+    def n_outputs(self) -> int:
+        """Number of outputs (columns)."""
+        return int(self._matrix.shape[1])
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        if copy:
+            return np.array(self.matrix, dtype=dtype)
+        return self.matrix if dtype is None else self.matrix.astype(dtype)
+
+
+class Channel(_Stochastic):
     """A finite channel ``W[x, y] = P(Y=y | X=x)``, validated and immutable.
 
     Parameters
@@ -90,34 +120,10 @@ class Channel:
     array([0.2, 0.8])
     """
 
-    __slots__ = ("_matrix",)
-    _matrix: NDArray[np.float64]
+    __slots__ = ()
 
     def __init__(self, W: Any) -> None:
         object.__setattr__(self, "_matrix", check.stochastic_matrix(W, "W"))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    @property
-    def matrix(self) -> NDArray[np.float64]:
-        """The row-stochastic matrix (read-only)."""
-        return self._matrix
-
-    @property
-    def n_inputs(self) -> int:
-        """Number of inputs (rows)."""
-        return int(self._matrix.shape[0])
-
-    @property
-    def n_outputs(self) -> int:
-        """Number of outputs (columns)."""
-        return int(self._matrix.shape[1])
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
-        if copy:
-            return np.array(self._matrix, dtype=dtype)
-        return self._matrix if dtype is None else self._matrix.astype(dtype)
 
     def compose(self, post: Any) -> Channel:
         """The channel ``X → Y → Z``: this channel followed by ``post[y, z] = P(Z=z | Y=y)``."""
@@ -140,7 +146,7 @@ class Channel:
         return f"Channel({self.n_inputs} inputs x {self.n_outputs} outputs,\n        {body})"
 
 
-class Mechanism:
+class Mechanism(_Stochastic):
     """A database mechanism on ``X_1 × … × X_n``: one row per database, in C order.
 
     Parameters
@@ -168,8 +174,7 @@ class Mechanism:
            [1., 0.]])
     """
 
-    __slots__ = ("_matrix", "_shape")
-    _matrix: NDArray[np.float64]
+    __slots__ = ("_shape",)
     _shape: tuple[int, ...]
 
     def __init__(self, W: Any, shape: Sequence[int]) -> None:
@@ -183,14 +188,6 @@ class Mechanism:
         object.__setattr__(self, "_matrix", matrix)
         object.__setattr__(self, "_shape", dims)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    @property
-    def matrix(self) -> NDArray[np.float64]:
-        """The row-stochastic matrix, one row per database in C order (read-only)."""
-        return self._matrix
-
     @property
     def shape(self) -> tuple[int, ...]:
         """Domain sizes ``(m_1, …, m_n)``."""
@@ -200,21 +197,6 @@ class Mechanism:
     def n_entries(self) -> int:
         """Number of database entries ``n``."""
         return len(self._shape)
-
-    @property
-    def n_inputs(self) -> int:
-        """Number of databases (rows)."""
-        return int(self._matrix.shape[0])
-
-    @property
-    def n_outputs(self) -> int:
-        """Number of outputs (columns)."""
-        return int(self._matrix.shape[1])
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
-        if copy:
-            return np.array(self.matrix, dtype=dtype)
-        return self.matrix if dtype is None else self.matrix.astype(dtype)
 
     def tensor(self) -> NDArray[np.float64]:
         """The matrix as an array of shape ``(*shape, n_outputs)`` (a read-only view)."""

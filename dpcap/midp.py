@@ -15,22 +15,15 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpcap import _validation as check
-from dpcap.capacity import _max_iter, _tolerance
+from dpcap.capacity import _max_iter, _tolerance, conclude
 from dpcap.channel import as_mechanism
-from dpcap.result import (
-    ConvergenceWarning,
-    CorrelatedLeakageResult,
-    MIDPResult,
-    ProblemTooLargeError,
-    Status,
-)
+from dpcap.result import CorrelatedLeakageResult, MIDPResult, ProblemTooLargeError
 from dpcap.solvers import blahut
 
 __all__ = ["correlated_leakage", "midp"]
@@ -153,15 +146,9 @@ def midp(
     best = int(np.argmax(per_lower))
     lower, upper = float(max(per_lower)), float(max(per_upper))
     entries, context, prior = witnesses[best]
-    status = Status.CONVERGED if upper - lower <= tolerance else Status.MAX_ITER
-    message = (
-        f"certified gap {upper - lower:.3g} nats <= tol {tolerance:.3g}"
-        if status is Status.CONVERGED
-        else f"not converged: certified gap {upper - lower:.3g} nats > tol {tolerance:.3g}"
+    status, message = conclude(
+        upper - lower, tolerance, iterations, f"{solved} distinct slices solved"
     )
-    message += f"; {solved} distinct slices solved"
-    if status is not Status.CONVERGED:
-        warnings.warn(message, ConvergenceWarning, stacklevel=2)
     return MIDPResult(
         value=upper / divisor,
         lower=lower / divisor,
@@ -254,10 +241,7 @@ def correlated_leakage(
             best = (lower, upper, i, rows, prior)
     assert best is not None
     lower, _, i, rows, prior = best
-    status = Status.CONVERGED if upper_all - lower <= tolerance else Status.MAX_ITER
-    message = f"certified gap {upper_all - lower:.3g} nats (tol {tolerance:.3g})"
-    if status is not Status.CONVERGED:
-        warnings.warn(message, ConvergenceWarning, stacklevel=2)
+    status, message = conclude(upper_all - lower, tolerance, iterations)
     return CorrelatedLeakageResult(
         value=upper_all / divisor,
         lower=lower / divisor,
