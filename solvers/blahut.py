@@ -60,11 +60,14 @@ class BatchSolution:
     iterations: IntArray  # (B,): BA iterations + Newton steps spent on the element
 
 
-def bracket(W: FloatArray, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+def bracket(
+    W: FloatArray, p: FloatArray, model: Shannon | None = None
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``(D, lower, upper)`` for priors ``p`` (B, nx) on channels ``W`` (B, nx, ny)."""
-    neg_entropy = np.sum(xlogy(W, W), axis=-1)
-    D = _divergences(W, neg_entropy, p)
-    return D, _information(p, D), np.max(D, axis=-1)
+    model = SHANNON if model is None else model
+    aux = model.prepare(W)
+    D = model.divergences(W, aux, p)
+    return D, model.lower(W, aux, p, D), np.max(D, axis=-1)
 
 
 #: Smallest positive double: the output mass of an outcome that some input in the support can
@@ -94,6 +97,37 @@ def _information(p: FloatArray, D: FloatArray) -> FloatArray:
     return np.maximum(value, 0.0)
 
 
+class Shannon:
+    """The Shannon-capacity problem: ``D_x(p) = D(W_x ‖ pW)``, lower bound ``I(p, W)``.
+
+    An engine *model* supplies, for a stack of channels and priors: the per-input divergences
+    whose maximum is an upper bound, the lower bound attained by the prior, and the Jacobian
+    ``∂D_x/∂p_z`` for the Newton steps. :mod:`dpcap.solvers.renyi` supplies the same for
+    Sibson's α-capacity, so both run through one engine.
+    """
+
+    def prepare(self, W: FloatArray) -> FloatArray:
+        """Per-element constants: the negative row entropies ``Σ_y W log W``."""
+        neg_entropy: FloatArray = np.sum(xlogy(W, W), axis=-1)
+        return neg_entropy
+
+    def divergences(self, W: FloatArray, aux: FloatArray, p: FloatArray) -> FloatArray:
+        return _divergences(W, aux, p)
+
+    def lower(self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray) -> FloatArray:
+        return _information(p, D)
+
+    def jacobian(self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray) -> FloatArray:
+        """``∂D_x/∂p_z = −Σ_y W_xy W_zy / q_y``."""
+        q = np.einsum("bx,bxy->by", p, W)
+        inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
+        G: FloatArray = -np.matmul(W * inv_q[:, None, :], W.transpose(0, 2, 1))
+        return G
+
+
+SHANNON = Shannon()
+
+
 class _Best:
     """Best bracket seen so far for each element of the batch."""
 
@@ -104,8 +138,7 @@ class _Best:
         self.prior = p.copy()
         self.upper_prior = p.copy()
 
-    def update(self, idx: IntArray, p: FloatArray, D: FloatArray) -> None:
-        lower = _information(p, D)
+    def update(self, idx: IntArray, p: FloatArray, D: FloatArray, lower: FloatArray) -> None:
         upper = np.max(D, axis=-1)
         better = lower > self.lower[idx]
         self.lower[idx[better]] = lower[better]
@@ -126,6 +159,7 @@ def solve(
     max_iter: int = 100_000,
     newton: bool = True,
     initial: FloatArray | None = None,
+    model: Shannon | None = None,
 ) -> BatchSolution:
     """Certified capacities of a stack of channels.
 
@@ -142,9 +176,12 @@ def solve(
     initial : (B, nx) array, optional
         Starting priors (default uniform), e.g. another engine's answer to polish. Entries are
         floored at ``e^-700`` relative to the largest so that every input can regain mass.
+    model : engine model, optional
+        :class:`Shannon` (default) or :class:`dpcap.solvers.renyi.Sibson`.
     """
     B, nx, _ = W.shape
-    neg_entropy = np.sum(xlogy(W, W), axis=-1)
+    model = SHANNON if model is None else model
+    aux = model.prepare(W)
     if initial is None:
         log_p = np.full((B, nx), -np.log(nx))
     else:
@@ -158,20 +195,18 @@ def solve(
     block, spent = 8, 0
     while active.size and spent < max_iter:
         steps = min(block, max_iter - spent)
-        log_p[active] = _ba_block(
-            W[active], neg_entropy[active], log_p[active], steps, best, active
-        )
+        log_p[active] = _ba_block(model, W[active], aux[active], log_p[active], steps, best, active)
         iterations[active] += steps
         spent += steps
         active = active[best.gap(active) > tol]
         if newton and active.size:
             p_ba = _normalise(log_p[active])
-            iterations[active] += _newton(W[active], neg_entropy[active], p_ba, tol, best, active)
+            iterations[active] += _newton(model, W[active], aux[active], p_ba, tol, best, active)
             active = active[best.gap(active) > tol]
         if newton and active.size:
             p_ba = _normalise(log_p[active])
             iterations[active] += _interior_point(
-                W[active], neg_entropy[active], p_ba, tol, best, active
+                model, W[active], aux[active], p_ba, tol, best, active
             )
             active = active[best.gap(active) > tol]
         block *= 2
@@ -192,8 +227,9 @@ def _normalise(log_p: FloatArray) -> FloatArray:
 
 
 def _ba_block(
+    model: Shannon,
     W: FloatArray,
-    neg_entropy: FloatArray,
+    aux: FloatArray,
     log_p: FloatArray,
     steps: int,
     best: _Best,
@@ -202,19 +238,21 @@ def _ba_block(
     """``steps`` Blahut–Arimoto iterations in the log domain, recording every bracket."""
     for _ in range(steps):
         p = _normalise(log_p)
-        D = _divergences(W, neg_entropy, p)
-        best.update(idx, p, D)
+        D = model.divergences(W, aux, p)
+        best.update(idx, p, D, model.lower(W, aux, p, D))
         log_p = log_p + D
         log_p -= log_p.max(axis=-1, keepdims=True)
         np.maximum(log_p, LOG_MASS_FLOOR, out=log_p)
     p = _normalise(log_p)
-    best.update(idx, p, _divergences(W, neg_entropy, p))
+    D = model.divergences(W, aux, p)
+    best.update(idx, p, D, model.lower(W, aux, p, D))
     return log_p
 
 
 def _newton(
+    model: Shannon,
     W: FloatArray,
-    neg_entropy: FloatArray,
+    aux: FloatArray,
     p: FloatArray,
     tol: float,
     best: _Best,
@@ -232,8 +270,8 @@ def _newton(
     support = p > 1e-9 * p.max(axis=-1, keepdims=True)
     p = np.where(support, p, 0.0)
     p /= p.sum(axis=-1, keepdims=True)
-    D = _divergences(W, neg_entropy, p)
-    C = _information(p, D)
+    D = model.divergences(W, aux, p)
+    C = model.lower(W, aux, p, D)
     eye = np.eye(nx, dtype=bool)
     live = np.arange(len(idx))
     last_gap = best.gap(idx)
@@ -242,9 +280,7 @@ def _newton(
         Wl, Sl, pl, Dl, Cl = W[live], support[live], p[live], D[live], C[live]
         # Residuals: D_x − C on the support, p_x off it, and Σ p − 1.
         F = np.concatenate([np.where(Sl, Dl - Cl[:, None], pl), (pl.sum(-1) - 1)[:, None]], -1)
-        q = np.einsum("bx,bxy->by", pl, Wl)
-        inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
-        G = -np.matmul(Wl * inv_q[:, None, :], Wl.transpose(0, 2, 1))
+        G = model.jacobian(Wl, aux[live], pl, Dl)
         A = np.zeros((len(live), nx + 1, nx + 1))
         A[:, :nx, :nx] = np.where(Sl[:, :, None], G, eye)
         A[:, :nx, nx] = np.where(Sl, -1.0, 0.0)
@@ -262,9 +298,10 @@ def _newton(
         total = p_next.sum(axis=-1, keepdims=True)
         good = np.isfinite(total[:, 0]) & (total[:, 0] > 0)
         p_next = np.where(good[:, None], p_next / np.where(good[:, None], total, 1.0), pl)
-        D_next = _divergences(Wl, neg_entropy[live], p_next)
-        best.update(idx[live], p_next, D_next)
-        C_next = np.where(blocked | ~good, _information(p_next, D_next), Cl + delta[:, nx])
+        D_next = model.divergences(Wl, aux[live], p_next)
+        lower_next = model.lower(Wl, aux[live], p_next, D_next)
+        best.update(idx[live], p_next, D_next, lower_next)
+        C_next = np.where(blocked | ~good, lower_next, Cl + delta[:, nx])
         Sl |= D_next > C_next[:, None] + 0.5 * tol  # inputs the current C does not cover
         support[live], p[live], D[live], C[live] = Sl, p_next, D_next, C_next
         steps[live] += 1
@@ -281,8 +318,9 @@ def _newton(
 
 
 def _interior_point(
+    model: Shannon,
     W: FloatArray,
-    neg_entropy: FloatArray,
+    aux: FloatArray,
     p: FloatArray,
     tol: float,
     best: _Best,
@@ -301,17 +339,17 @@ def _interior_point(
     n = W.shape[1]
     steps = np.zeros(len(idx), dtype=np.int64)
     p = 0.999 * p + 0.001 / n
-    D = _divergences(W, neg_entropy, p)
+    D = model.divergences(W, aux, p)
     C = np.max(D, axis=-1)
-    lam = np.maximum(C[:, None] - D, 0.0) + np.maximum(C - _information(p, D), 1e-6)[:, None]
+    lam = np.maximum(C[:, None] - D, 0.0)
+    lam += np.maximum(C - model.lower(W, aux, p, D), 1e-6)[:, None]
     live = np.arange(len(idx))
     for _ in range(max_steps):
         Wl, pl, Dl, Cl, ll = W[live], p[live], D[live], C[live], lam[live]
         mu = 0.1 * np.sum(pl * ll, axis=-1) / n
         r1 = Dl + ll - Cl[:, None]
         r2 = pl * ll - mu[:, None]
-        q = np.einsum("bx,bxy->by", pl, Wl)
-        H = -np.matmul(Wl / q[:, None, :], Wl.transpose(0, 2, 1))
+        H = model.jacobian(Wl, aux[live], pl, Dl)
         K = np.zeros((len(live), n + 1, n + 1))
         K[:, :n, :n] = H
         K[:, np.arange(n), np.arange(n)] -= ll / pl
@@ -330,8 +368,8 @@ def _interior_point(
         pl /= pl.sum(axis=-1, keepdims=True)
         ll = ll + t * dl
         Cl = Cl + t[:, 0] * dC
-        Dl = _divergences(Wl, neg_entropy[live], pl)
-        best.update(idx[live], pl, Dl)
+        Dl = model.divergences(Wl, aux[live], pl)
+        best.update(idx[live], pl, Dl, model.lower(Wl, aux[live], pl, Dl))
         p[live], D[live], C[live], lam[live] = pl, Dl, Cl, ll
         steps[live] += 1
         live = live[best.gap(idx[live]) > tol]
