@@ -20,6 +20,7 @@ from dpcap.capacity import capacities, capacity  # noqa: E402
 from dpcap.channel import Channel, Mechanism, neighbor_pairs  # noqa: E402
 from dpcap.measures import (  # noqa: E402
     arimoto_mi,
+    augustin_mi,
     conditional_mutual_information,
     entropy,
     hockey_stick,
@@ -27,11 +28,13 @@ from dpcap.measures import (  # noqa: E402
     min_entropy_leakage,
     mutual_information,
     renyi_divergence,
+    renyi_mi,
     sibson_mi,
     tv_distance,
 )
-from dpcap.midp import correlated_leakage, midp  # noqa: E402
+from dpcap.midp import correlated_leakage, midp, renyi_midp  # noqa: E402
 from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
+from dpcap.renyi import RenyiProfile, alpha_leakage, renyi_capacity, renyi_profile  # noqa: E402
 from dpcap.result import (  # noqa: E402
     CapacitiesResult,
     CapacityResult,
@@ -66,10 +69,13 @@ __all__ = [
     "ParameterError",
     "PriorError",
     "ProblemTooLargeError",
+    "RenyiProfile",
     "SolverError",
     "Status",
     "__version__",
+    "alpha_leakage",
     "arimoto_mi",
+    "augustin_mi",
     "bounds",
     "capacities",
     "capacity",
@@ -87,8 +93,12 @@ __all__ = [
     "min_entropy_leakage",
     "mutual_information",
     "neighbor_pairs",
+    "renyi_capacity",
     "renyi_divergence",
     "renyi_dp",
+    "renyi_mi",
+    "renyi_midp",
+    "renyi_profile",
     "sibson_mi",
     "tv_distance",
     "tv_dp",

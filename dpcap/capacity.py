@@ -280,7 +280,7 @@ def capacities(
                 p[b, 0] += p[b, rows:].sum()
                 p[b, rows:] = 0.0
     _, lower, _ = blahut.bracket(stack, raw)
-    _, upper, _ = blahut.bracket(stack, raw_upper)
+    *_, upper = blahut.bracket(stack, raw_upper)
     upper = np.maximum(upper, lower)
     q = np.einsum("bx,bxy->by", raw, stack)
     if ragged:

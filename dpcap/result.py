@@ -245,7 +245,7 @@ class MIDPResult:
             f"MIDPResult(value={_fmt(self.value)} {self.unit}, "
             f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], entry={self.entry}, "
             f"context={_short(self.context)}, status={self.status.value}, "
-            f"slices solved={self.slices})"
+            f"distinct slices={self.slices})"
         )
 
 

@@ -29,6 +29,7 @@ every element is certified or the iteration budget is spent.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +39,7 @@ FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
 
-__all__ = ["BatchSolution", "bracket", "solve"]
+__all__ = ["SHANNON", "BatchSolution", "Model", "Shannon", "bracket", "solve"]
 
 #: Floor of a BA iterate's log-mass relative to its largest entry (keeps q_y > 0 for every
 #: column that some row reaches; a mass of e^-700 is irrelevant to every bound).
@@ -61,7 +62,7 @@ class BatchSolution:
 
 
 def bracket(
-    W: FloatArray, p: FloatArray, model: Shannon | None = None
+    W: FloatArray, p: FloatArray, model: Model | None = None
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``(D, lower, upper)`` for priors ``p`` (B, nx) on channels ``W`` (B, nx, ny)."""
     model = SHANNON if model is None else model
@@ -95,6 +96,20 @@ def _divergences(W: FloatArray, neg_entropy: FloatArray, p: FloatArray) -> Float
 def _information(p: FloatArray, D: FloatArray) -> FloatArray:
     value: FloatArray = np.sum(np.where(p > 0, p * np.where(p > 0, D, 0.0), 0.0), axis=-1)
     return np.maximum(value, 0.0)
+
+
+class Model(Protocol):
+    """What the engine needs from a capacity problem (see :class:`Shannon`)."""
+
+    def prepare(self, W: FloatArray) -> FloatArray: ...
+
+    def divergences(self, W: FloatArray, aux: FloatArray, p: FloatArray) -> FloatArray: ...
+
+    def lower(self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray) -> FloatArray: ...
+
+    def jacobian(
+        self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray
+    ) -> FloatArray: ...
 
 
 class Shannon:
@@ -159,7 +174,7 @@ def solve(
     max_iter: int = 100_000,
     newton: bool = True,
     initial: FloatArray | None = None,
-    model: Shannon | None = None,
+    model: Model | None = None,
 ) -> BatchSolution:
     """Certified capacities of a stack of channels.
 
@@ -177,7 +192,7 @@ def solve(
         Starting priors (default uniform), e.g. another engine's answer to polish. Entries are
         floored at ``e^-700`` relative to the largest so that every input can regain mass.
     model : engine model, optional
-        :class:`Shannon` (default) or :class:`dpcap.solvers.renyi.Sibson`.
+        :class:`Shannon` (default) or :class:`dpcap.solvers.renyi.Sibson`: any :class:`Model`.
     """
     B, nx, _ = W.shape
     model = SHANNON if model is None else model
@@ -227,7 +242,7 @@ def _normalise(log_p: FloatArray) -> FloatArray:
 
 
 def _ba_block(
-    model: Shannon,
+    model: Model,
     W: FloatArray,
     aux: FloatArray,
     log_p: FloatArray,
@@ -250,7 +265,7 @@ def _ba_block(
 
 
 def _newton(
-    model: Shannon,
+    model: Model,
     W: FloatArray,
     aux: FloatArray,
     p: FloatArray,
@@ -318,7 +333,7 @@ def _newton(
 
 
 def _interior_point(
-    model: Shannon,
+    model: Model,
     W: FloatArray,
     aux: FloatArray,
     p: FloatArray,
