@@ -280,3 +280,78 @@ class CorrelatedLeakageResult:
             f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], entry={self.entry}, "
             f"status={self.status.value})"
         )
+
+
+@dataclass(frozen=True, repr=False)
+class DistortionResult:
+    """One point of a distortion trade-off: a certified value and the mechanism attaining it.
+
+    Used by ``rate_distortion`` (``value`` = R(D)), ``mi_privacy_distortion``,
+    ``privacy_distortion`` (``value`` = ε*(D)) and ``optimal_mechanism`` (``value`` = the least
+    expected loss). ``value`` is the conservative end of ``[lower, upper]`` for the problem at
+    hand (documented per function). ``mechanism`` is re-verified: ``distortion_achieved`` is its
+    expected distortion under the prior and ``dp_level`` its exact ε-DP level, both recomputed
+    from the matrix. ``slope`` is ``s`` with ``dR/dD = −s`` where meaningful (else NaN).
+    ``target`` is the requested D (or ε); ``details`` holds method-specific numbers (for
+    instance the repair weight applied to an LP's mechanism).
+    """
+
+    value: float
+    lower: float
+    upper: float
+    mechanism: NDArray[np.float64]
+    target: float
+    distortion_achieved: float
+    dp_level: float
+    slope: float
+    status: Status
+    iterations: int
+    method: str
+    unit: str
+    message: str
+    tol: float
+    details: tuple[tuple[str, float], ...] = ()
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return (
+            f"DistortionResult(value={_fmt(self.value)} {self.unit}, bracket=[{_fmt(self.lower)}, "
+            f"{_fmt(self.upper)}], target={_fmt(self.target)}, "
+            f"distortion={_fmt(self.distortion_achieved)}, dp_level={_fmt(self.dp_level)}, "
+            f"status={self.status.value}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class CurveResult:
+    """A sampled trade-off curve: arrays over the sample points, plus the point results.
+
+    ``x`` are the abscissae (distortion levels D, or utility levels R), ``value``, ``lower``
+    and ``upper`` the certified ordinates, ``status`` one :class:`Status` per point and
+    ``points[k]`` the full :class:`DistortionResult` (with its mechanism) of point k.
+    """
+
+    x: NDArray[np.float64]
+    value: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    status: NDArray[np.object_]
+    points: tuple[DistortionResult, ...]
+    method: str
+    unit: str
+    message: str
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, k: int) -> DistortionResult:
+        return self.points[k]
+
+    def __repr__(self) -> str:
+        done = sum(s is Status.CONVERGED for s in self.status)
+        return (
+            f"CurveResult({len(self)} points, x in [{_fmt(float(self.x.min()))}, "
+            f"{_fmt(float(self.x.max()))}], {done} converged, method={self.method!r})"
+        )
