@@ -29,7 +29,7 @@ every element is certified or the iteration budget is spent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -244,7 +244,7 @@ def _normalise(log_p: FloatArray) -> FloatArray:
 def _ba_block(
     model: Model,
     W: FloatArray,
-    aux: FloatArray,
+    aux: Any,
     log_p: FloatArray,
     steps: int,
     best: _Best,
@@ -267,7 +267,7 @@ def _ba_block(
 def _newton(
     model: Model,
     W: FloatArray,
-    aux: FloatArray,
+    aux: Any,
     p: FloatArray,
     tol: float,
     best: _Best,
@@ -335,7 +335,7 @@ def _newton(
 def _interior_point(
     model: Model,
     W: FloatArray,
-    aux: FloatArray,
+    aux: Any,
     p: FloatArray,
     tol: float,
     best: _Best,
