@@ -99,17 +99,19 @@ def _information(p: FloatArray, D: FloatArray) -> FloatArray:
 
 
 class Model(Protocol):
-    """What the engine needs from a capacity problem (see :class:`Shannon`)."""
+    """What the engine needs from a capacity problem (see :class:`Shannon`).
 
-    def prepare(self, W: FloatArray) -> FloatArray: ...
+    ``prepare`` returns per-element constants that the engine indexes like an array
+    (``aux[active]``); the other methods receive them back.
+    """
 
-    def divergences(self, W: FloatArray, aux: FloatArray, p: FloatArray) -> FloatArray: ...
+    def prepare(self, W: FloatArray) -> Any: ...
 
-    def lower(self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray) -> FloatArray: ...
+    def divergences(self, W: FloatArray, aux: Any, p: FloatArray) -> FloatArray: ...
 
-    def jacobian(
-        self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray
-    ) -> FloatArray: ...
+    def lower(self, W: FloatArray, aux: Any, p: FloatArray, D: FloatArray) -> FloatArray: ...
+
+    def jacobian(self, W: FloatArray, aux: Any, p: FloatArray, D: FloatArray) -> FloatArray: ...
 
 
 class Shannon:
