@@ -1,12 +1,13 @@
-"""Shannon capacity as an exponential-cone program, solved through cvxpy.
+"""Shannon and Rényi (Sibson) capacities as conic programs, solved through cvxpy.
 
 This is dpcap's *independent* capacity engine: it shares no code with Blahut–Arimoto, so the two
-check each other. The problem is handed to an interior-point (Clarabel, ECOS) or first-order (SCS)
-conic solver; the returned prior is a raw candidate, and the query layer recomputes the
-certificate ``I(p) ≤ C ≤ max_x D(W_x ‖ pW)`` from it (DESIGN §4): a solver's "optimal" is never
-taken as proof.
+check each other. :func:`capacity_conic` hands Shannon capacity to an interior-point (Clarabel,
+ECOS) or first-order (SCS) solver as an exponential-cone program; :func:`renyi_capacity_conic`
+hands Sibson's α-capacity to Clarabel or SCS as a power-cone program. The returned prior is a raw
+candidate, and the query layer recomputes the certificate from it (``I(p) ≤ C ≤ max_x D(W_x ‖ pW)``,
+and its Rényi-radius analogue; DESIGN §4): a solver's "optimal" is never taken as proof.
 
-cvxpy is imported inside :func:`capacity_conic`, never at module import (``import dpcap`` must not
+cvxpy is imported inside the solving functions, never at module import (``import dpcap`` must not
 import cvxpy).
 """
 
@@ -16,6 +17,7 @@ import importlib
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,10 +27,14 @@ from scipy.special import entr
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["SOLVERS", "ConicSolution", "capacity_conic"]
+__all__ = ["RENYI_SOLVERS", "SOLVERS", "ConicSolution", "capacity_conic", "renyi_capacity_conic"]
 
 #: The conic solvers this engine drives, in preference order.
 SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "SCS")
+
+#: The solvers of :data:`SOLVERS` that accept power cones (:func:`renyi_capacity_conic`); ECOS
+#: handles only linear, second-order and exponential cones.
+RENYI_SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
 
 #: Tightest tolerance asked of each solver: the smallest setting at which it returned "optimal" on
 #: every benchmark channel (BSC, BEC, Z, near-duplicate rows, 64-ary RR, truncated geometric on
@@ -37,7 +43,9 @@ SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "SCS")
 #: *worse* prior than at 1e-9); ECOS reached 1e-12 everywhere. SCS is a first-order (ADMM) method
 #: whose iteration count grows like 1/eps in the worst case; on these channels it reached 1e-12 in
 #: under 1,000 iterations, but 1e-9 is kept as its practical floor so that an ill-conditioned
-#: channel does not run into SCS's 100,000-iteration cap (minutes on large inputs).
+#: channel does not run into SCS's 100,000-iteration cap (minutes on large inputs). The same
+#: floors hold for the power-cone (Rényi) program: at 1e-12 Clarabel stops "optimal_inaccurate"
+#: on BSC, Z and 16 × 16 Dirichlet channels, and SCS once needed 0.6 s for a 16 × 16 channel.
 _FLOOR: dict[str, float] = {"CLARABEL": 1e-9, "ECOS": 1e-12, "SCS": 1e-9}
 
 #: cvxpy status → this engine's vocabulary, in the manner of cvxpy's own backends mapping their
@@ -58,7 +66,7 @@ _STATUS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ConicSolution:
-    """Raw output of :func:`capacity_conic`.
+    """Raw output of :func:`capacity_conic` and :func:`renyi_capacity_conic`.
 
     Attributes
     ----------
@@ -66,8 +74,8 @@ class ConicSolution:
         The solver's input distribution, clipped to ``>= 0`` and renormalised (interior-point
         iterates may carry tiny negative entries). Uniform when the solver returned no point.
     objective : float
-        The solver's reported optimal value ``I(p)`` in nats (NaN when it returned none). Not a
-        certificate.
+        The solver's reported optimal value converted to the capacity in nats (``I(p)`` for
+        Shannon, ``I_α^S(p)`` for Rényi; NaN when it returned none). Not a certificate.
     status : str
         ``"optimal"``, ``"inaccurate"``, ``"infeasible"`` or ``"failed"``.
     solver : str
@@ -153,20 +161,9 @@ def capacity_conic(
     >>> sol.status, round(sol.objective, 6), np.round(sol.prior, 6).tolist()
     ('optimal', 0.368064, [0.5, 0.5])
     """
-    if not isinstance(solver, str) or solver.upper() not in SOLVERS:
-        raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got solver={solver!r}")
-    name = solver.upper()
-    if isinstance(tol, bool) or not (
-        isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0
-    ):
-        raise ValueError(f"tol must be a positive finite number; got tol={tol!r}")
-    if max_iter is not None and (
-        isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1
-    ):
-        raise ValueError(f"max_iter must be a positive integer or None; got max_iter={max_iter!r}")
-    W = np.asarray(W, dtype=np.float64)
-    if W.ndim != 2 or W.size == 0:
-        raise ValueError(f"W must be a non-empty 2-D array; got shape {W.shape}")
+    name = _check_solver(solver, SOLVERS)
+    _check_options(tol, max_iter)
+    W = _check_channel(W)
 
     # Heavy, and only partly typed (untyped before 1.6): imported here only, and used as Any.
     cp: Any = importlib.import_module("cvxpy")
@@ -178,6 +175,187 @@ def capacity_conic(
     p = cp.Variable(n, nonneg=True)
     objective = cp.Maximize(cp.sum(cp.entr(W.T @ p)) - h_rows @ p)
     problem = cp.Problem(objective, [cp.sum(p) == 1])
+    return _run(cp, problem, p, name, tol, max_iter, start, float)
+
+
+def renyi_capacity_conic(
+    W: FloatArray,
+    alpha: float,
+    *,
+    solver: str = "CLARABEL",
+    tol: float = 1e-9,
+    max_iter: int | None = None,
+) -> ConicSolution:
+    r"""Sibson's α-capacity (the Rényi radius) of a channel by power-cone programming.
+
+    Parameters
+    ----------
+    W : (n, k) float64 array
+        Row-stochastic channel ``W[x, y] = P(Y=y | X=x)``, assumed valid (the query layer checks).
+    alpha : float
+        The Rényi order, ``0 < α < ∞``, ``α ≠ 1`` (α = 1 is Shannon: :func:`capacity_conic`;
+        α = ∞ is maximal leakage, a closed form).
+    solver : {"CLARABEL", "SCS"}
+        The conic solver cvxpy hands the problem to; it must accept power cones, which ECOS
+        does not (:data:`RENYI_SOLVERS`).
+    tol : float
+        The solver's absolute and relative duality-gap and feasibility tolerance, positive, raised
+        to the solver's practical floor (1e-9 for both). It bounds the error of the power-sum
+        objective, not of ``C_α`` or of the prior: see Notes.
+    max_iter : int, optional
+        The solver's iteration cap (Clarabel ``max_iter``, SCS ``max_iters``); ``None`` keeps each
+        solver's default (200 and 100,000). A capped run that returns a point is reported
+        ``"inaccurate"``.
+
+    Returns
+    -------
+    ConicSolution
+        Prior, reported objective converted to ``C_α`` (nats), status, solver, wall time and
+        message. Solver failures (``cvxpy.error.SolverError``) are reported with status
+        ``"failed"``, not raised.
+
+    Raises
+    ------
+    ValueError
+        If ``solver`` is not one of :data:`RENYI_SOLVERS` (ECOS included, with its own message),
+        ``alpha`` is not a number in ``(0, 1) ∪ (1, ∞)``, ``tol`` is not a positive finite
+        number, ``max_iter`` is not a positive integer, or ``W`` is not a non-empty 2-D array.
+
+    Notes
+    -----
+    Sibson's α-information and the α-capacity are
+
+    .. math:: I_\alpha^S(p, W) = \frac{\alpha}{\alpha-1}
+              \log \sum_y \Bigl(\sum_x p_x W_{xy}^\alpha\Bigr)^{1/\alpha}, \qquad
+              C_\alpha = \max_{p \in \Delta} I_\alpha^S(p, W)
+                       = \min_Q \max_x D_\alpha(W_x \,\|\, Q).
+
+    ``log`` is increasing and ``α/(α−1)`` is positive for α > 1 and negative for α < 1, so with
+    ``c_y = max_x W_xy`` and ``B = (W / c)^α`` (elementwise, entries in ``[0, 1]``) the problem is
+
+    .. math:: \alpha > 1:\ \max_{p \in \Delta} \sum_y c_y (B^\top p)_y^{1/\alpha}
+              \ \text{(concave)}, \qquad
+              \alpha < 1:\ \min_{p \in \Delta} \sum_y c_y (B^\top p)_y^{1/\alpha}
+              \ \text{(convex)},
+
+    each power ``t^{1/α}`` an exact power cone (cvxpy's ``power(·, 1/α, approx=False)``; the
+    default rational SOC approximation would change the exponent). The column scaling
+    ``(A^\top p)_y^{1/α} = c_y (B^\top p)_y^{1/α}`` with ``A = W^α`` is exact; without it the
+    entries of ``A`` span hundreds of orders of magnitude at large α, and both solvers then
+    report "optimal" or "optimal_inaccurate" points that are 0.01 to 1 nat off (measured at
+    α = 10 and 50 on 64 × 64 and 256 × 256 Dirichlet(1) channels). All-zero columns are dropped
+    first (they add nothing to the sum). The objective ``F`` converts to ``C_α = α/(α−1)·log F``.
+
+    The stopping rule is the solver's own, on ``F``: an error ``δ`` in ``F`` is an error of about
+    ``|α/(α−1)|·δ/F`` in ``C_α``, amplified as α → 1. The returned objective is the solver's word
+    only; the query layer certifies the prior with
+    ``I_α^S(p) ≤ C_α ≤ max_x D_α(W_x ‖ Q_p)``, ``Q_p ∝ (pW^α)^{1/α}``. As for Shannon, ``F`` is
+    flat at its optimum, so the prior is pinned less tightly than the objective. Measured at
+    ``tol = 1e-9`` on BSC, Z, 64-ary randomised response and Dirichlet(1) channels (16 to 256
+    inputs) for α from 0.05 to 50: objectives within 1.2e-8 of ``C_α`` for both solvers, mostly
+    within 1e-9 (the largest errors at α = 1.1 and on the 64 × 64 channel at α = 0.5); brackets
+    certified by the prior up to 1e-4 wide for Clarabel (widest near α = 1; 3e-6 on the 64 × 64
+    channel at α = 2) and up to 5e-9 for SCS. At ``tol = 1e-12`` Clarabel often stops
+    "optimal_inaccurate", hence its floor.
+
+    References
+    ----------
+    .. [1] R. Sibson, "Information radius", *Z. Wahrscheinlichkeitstheorie verw. Geb.* 14 (1969).
+    .. [2] I. Csiszár, "Generalized cutoff rates and Rényi's information measures", *IEEE Trans.
+       Inf. Theory* 41(1), 1995 (``C_α`` is the Rényi radius for all three α-informations).
+    .. [3] S. Verdú, "α-mutual information", *Information Theory and Applications Workshop*, 2015.
+
+    Examples
+    --------
+    Binary symmetric channel, crossover 0.1, order 2: ``C_2 = log(4·(0.81 + 0.01)/2) = log 1.64``.
+
+    >>> import numpy as np
+    >>> W = np.array([[0.9, 0.1], [0.1, 0.9]])
+    >>> sol = renyi_capacity_conic(W, 2.0)
+    >>> sol.status, round(sol.objective, 8), round(float(np.log(1.64)), 8)
+    ('optimal', 0.49469624, 0.49469624)
+    >>> np.round(sol.prior, 3).tolist()
+    [0.5, 0.5]
+    """
+    if isinstance(solver, str) and solver.upper() == "ECOS":
+        raise ValueError(
+            f"solver={solver!r} cannot solve the Rényi capacity: it has no power cones;"
+            f" use one of {', '.join(RENYI_SOLVERS)}"
+        )
+    name = _check_solver(solver, RENYI_SOLVERS)
+    order = _check_alpha(alpha)
+    _check_options(tol, max_iter)
+    W = _check_channel(W)
+
+    cp: Any = importlib.import_module("cvxpy")
+
+    start = time.perf_counter()
+    n = W.shape[0]
+    W = W[:, np.any(W > 0, axis=0)]
+    scale = W.max(axis=0)
+    B = np.power(W / scale, order)  # in [0, 1]; underflow to 0 is below every other term
+    p = cp.Variable(n, nonneg=True)
+    power_sum = scale @ cp.power(B.T @ p, 1.0 / order, approx=False)
+    sense = cp.Maximize if order > 1.0 else cp.Minimize
+    problem = cp.Problem(sense(power_sum), [cp.sum(p) == 1])
+    factor = order / (order - 1.0)
+
+    def to_capacity(value: float) -> float:
+        return factor * math.log(value) if value > 0 else math.nan
+
+    return _run(cp, problem, p, name, tol, max_iter, start, to_capacity)
+
+
+def _check_solver(solver: object, allowed: tuple[str, ...]) -> str:
+    if not isinstance(solver, str) or solver.upper() not in allowed:
+        raise ValueError(f"solver must be one of {', '.join(allowed)}; got solver={solver!r}")
+    return solver.upper()
+
+
+def _check_alpha(alpha: object) -> float:
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float, np.integer, np.floating))
+        or not (0.0 < float(alpha) < math.inf)
+        or float(alpha) == 1.0
+    ):
+        raise ValueError(f"alpha must be a number in (0, 1) or (1, inf); got alpha={alpha!r}")
+    return float(alpha)
+
+
+def _check_options(tol: object, max_iter: object) -> None:
+    if isinstance(tol, bool) or not (
+        isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0
+    ):
+        raise ValueError(f"tol must be a positive finite number; got tol={tol!r}")
+    if max_iter is not None and (
+        isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1
+    ):
+        raise ValueError(f"max_iter must be a positive integer or None; got max_iter={max_iter!r}")
+
+
+def _check_channel(W: object) -> FloatArray:
+    array = np.asarray(W, dtype=np.float64)
+    if array.ndim != 2 or array.size == 0:
+        raise ValueError(f"W must be a non-empty 2-D array; got shape {array.shape}")
+    return array
+
+
+def _run(
+    cp: Any,
+    problem: Any,
+    p: Any,
+    name: str,
+    tol: float,
+    max_iter: int | None,
+    start: float,
+    convert: Callable[[float], float],
+) -> ConicSolution:
+    """Solve ``problem`` in ``p`` (a simplex variable), map the status, clip the prior.
+
+    ``convert`` maps the solver's optimal value to the reported objective (nats).
+    """
+    n = int(p.shape[0])
     eps = max(float(tol), _FLOOR[name])
     clamped = f" (raised from {tol:g}: {name}'s floor)" if eps > tol else ""
     try:
@@ -191,7 +369,7 @@ def capacity_conic(
     status = _STATUS.get(str(problem.status), "failed")
     raw: Any = p.value
     value: Any = problem.value
-    objective_value = math.nan if value is None else float(value)
+    objective_value = math.nan if value is None else convert(float(value))
     if raw is None or status in ("infeasible", "failed"):
         return _failed(n, name, start, f"{name} returned status {problem.status!r}", status)
     prior = np.clip(np.asarray(raw, dtype=np.float64), 0.0, None)

@@ -15,9 +15,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import bench_capacity
 import bench_delta
 import bench_midp
+import bench_renyi
 
 if __name__ == "__main__":
     bench_delta.main()
     print()
     bench_capacity.main()
     bench_midp.main()
+    bench_renyi.main()
