@@ -295,9 +295,10 @@ def _newton(
     stalled = np.zeros(len(idx), dtype=np.int64)
     for _ in range(min(2 * nx + 20, 60)):
         Wl, Sl, pl, Dl, Cl = W[live], support[live], p[live], D[live], C[live]
+        al = aux[live]
         # Residuals: D_x − C on the support, p_x off it, and Σ p − 1.
         F = np.concatenate([np.where(Sl, Dl - Cl[:, None], pl), (pl.sum(-1) - 1)[:, None]], -1)
-        G = model.jacobian(Wl, aux[live], pl, Dl)
+        G = model.jacobian(Wl, al, pl, Dl)
         A = np.zeros((len(live), nx + 1, nx + 1))
         A[:, :nx, :nx] = np.where(Sl[:, :, None], G, eye)
         A[:, :nx, nx] = np.where(Sl, -1.0, 0.0)
@@ -315,8 +316,8 @@ def _newton(
         total = p_next.sum(axis=-1, keepdims=True)
         good = np.isfinite(total[:, 0]) & (total[:, 0] > 0)
         p_next = np.where(good[:, None], p_next / np.where(good[:, None], total, 1.0), pl)
-        D_next = model.divergences(Wl, aux[live], p_next)
-        lower_next = model.lower(Wl, aux[live], p_next, D_next)
+        D_next = model.divergences(Wl, al, p_next)
+        lower_next = model.lower(Wl, al, p_next, D_next)
         best.update(idx[live], p_next, D_next, lower_next)
         C_next = np.where(blocked | ~good, lower_next, Cl + delta[:, nx])
         Sl |= D_next > C_next[:, None] + 0.5 * tol  # inputs the current C does not cover
@@ -363,10 +364,11 @@ def _interior_point(
     live = np.arange(len(idx))
     for _ in range(max_steps):
         Wl, pl, Dl, Cl, ll = W[live], p[live], D[live], C[live], lam[live]
+        al = aux[live]
         mu = 0.1 * np.sum(pl * ll, axis=-1) / n
         r1 = Dl + ll - Cl[:, None]
         r2 = pl * ll - mu[:, None]
-        H = model.jacobian(Wl, aux[live], pl, Dl)
+        H = model.jacobian(Wl, al, pl, Dl)
         K = np.zeros((len(live), n + 1, n + 1))
         K[:, :n, :n] = H
         K[:, np.arange(n), np.arange(n)] -= ll / pl
@@ -385,8 +387,8 @@ def _interior_point(
         pl /= pl.sum(axis=-1, keepdims=True)
         ll = ll + t * dl
         Cl = Cl + t[:, 0] * dC
-        Dl = model.divergences(Wl, aux[live], pl)
-        best.update(idx[live], pl, Dl, model.lower(Wl, aux[live], pl, Dl))
+        Dl = model.divergences(Wl, al, pl)
+        best.update(idx[live], pl, Dl, model.lower(Wl, al, pl, Dl))
         p[live], D[live], C[live], lam[live] = pl, Dl, Cl, ll
         steps[live] += 1
         live = live[best.gap(idx[live]) > tol]

@@ -103,6 +103,8 @@ class Sibson:
             raise ValueError(f"alpha must be in (0, 1) or (1, inf) for this model, got {alpha!r}")
         self.alpha = float(alpha)
         self.near_one = abs(self.alpha - 1.0) < NEAR_ONE
+        self._cache: tuple[_Scaled, FloatArray, tuple[FloatArray, FloatArray, FloatArray]] | None
+        self._cache = None
 
     def prepare(self, W: FloatArray) -> _Scaled:
         """Per-element constants: the column-scaled ``W^α``."""
@@ -114,11 +116,21 @@ class Sibson:
         return _Scaled(B, log_c)
 
     def _center(self, aux: _Scaled, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """``(t = pB, log s, log f)``."""
+        """``(t = pB, log s, log f)``, remembered for the last ``(aux, p)`` pair.
+
+        The engine asks for the divergences, the lower bound and the Jacobian at the same
+        prior in a row; the cache holds references to both arrays, so an identity match is
+        safe (neither can be freed and its address reused while cached).
+        """
+        cached = self._cache
+        if cached is not None and cached[0] is aux and cached[1] is p:
+            return cached[2]
         t = np.einsum("bx,bxy->by", p, aux.B)
         with np.errstate(divide="ignore"):
             log_s = self.alpha * aux.log_c + np.log(t)
-        return t, log_s, _logsumexp(log_s / self.alpha)
+        center = (t, log_s, _logsumexp(log_s / self.alpha))
+        self._cache = (aux, p, center)
+        return center
 
     def divergences(self, W: FloatArray, aux: _Scaled, p: FloatArray) -> FloatArray:
         """``D_α(W_x ‖ Q_p)`` with ``Q_p ∝ (pW^α)^{1/α}``."""
