@@ -179,11 +179,13 @@ def conclude(
     iterations: int,
     note: str = "",
     open_status: Status = Status.MAX_ITER,
+    stacklevel: int = 3,
 ) -> tuple[Status, str]:
     """Status and message of a certified bracket; warns when it did not close.
 
     Shared by every query that returns a bracket: ``converged`` iff ``gap <= tol``; otherwise
-    ``open_status`` and a :class:`~dpcap.result.ConvergenceWarning` that says by how much.
+    ``open_status`` and a :class:`~dpcap.result.ConvergenceWarning` that says by how much,
+    attributed ``stacklevel`` frames up (3: the caller of the public function that called this).
     """
     if gap <= tol:
         status = Status.CONVERGED
@@ -196,7 +198,7 @@ def conclude(
         )
     message = f"{head}; {note}" if note else head
     if status is not Status.CONVERGED:
-        warnings.warn(message, ConvergenceWarning, stacklevel=3)
+        warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel)
     return status, message
 
 

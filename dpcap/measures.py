@@ -18,6 +18,7 @@ from dpcap import _validation as check
 from dpcap.channel import Mechanism
 from dpcap.result import ParameterError, SolverError
 from dpcap.solvers import divergence
+from dpcap.solvers import renyi as renyi_engine
 
 __all__ = [
     "arimoto_mi",
@@ -290,18 +291,19 @@ def augustin_mi(
     alpha: float,
     /,
     *,
-    tol: float = 1e-12,
-    max_iter: int = 10_000,
+    tol: float = 1e-9,
+    max_iter: int = 1_000,
     unit: str = "nats",
 ) -> float:
     """Augustin–Csiszár α-mutual information ``I_α^C(p, W) = min_Q Σ_x p_x D_α(W_x ‖ Q)``.
 
-    Computed by Augustin's fixed point ``Q ← Σ_x p_x W_x^{(α)}`` with the tilted rows
-    ``W_x^{(α)}(y) ∝ W_xy^α Q_y^{1−α}`` (Csiszár 1995; Nakiboğlu 2019). ``F(Q) = Σ_x p_x
-    D_α(W_x ‖ Q)`` is convex in Q (Rényi divergence is convex in its second argument, van
-    Erven–Harremoës Thm 12), so ``F(Q) − (Σ_y Q_y ∂_yF − min_y ∂_yF)`` is a lower bound at every
-    iterate: the iteration stops when that certified gap is below ``tol``; the upper end
-    ``F(Q)`` is returned. α = 1 is I(X;Y), α = 0 and ∞ are not defined here (ParameterError).
+    ``F(Q) = Σ_x p_x D_α(W_x ‖ Q)`` is convex in Q (Rényi divergence is convex in its second
+    argument, van Erven–Harremoës Thm 12), so ``F(Q) − (Σ_y Q_y ∂_yF − min_y ∂_yF)`` is a lower
+    bound at every iterate. Q is found by Newton steps on the simplex with a line search
+    (:func:`dpcap.solvers.renyi.augustin_information`; Augustin's own fixed point
+    ``Q ← Σ_x p_x W_x^{(α)}``, with tilted rows ``W_x^{(α)} ∝ W_x^α Q^{1−α}``, diverges for
+    α ≳ 2). The iteration stops when that certified gap is below ``tol``; the upper end
+    ``F(Q)`` is returned. α = 1 is I(X;Y); α = 0 and ∞ are not defined here (ParameterError).
 
     Raises
     ------
@@ -317,26 +319,10 @@ def augustin_mi(
     divisor = check.unit_divisor(unit)
     if a == 1.0:
         return _weighted_kl(p[:, None], matrix, p @ matrix) / divisor
-    rows, weights = matrix[p > 0], p[p > 0]
-    Q = weights @ rows
-    logs = divergence.log(rows)
-    gap = math.inf
-    for _ in range(max_iter):
-        logQ = divergence.log(Q)
-        # tilted rows: log W^α Q^{1−α} − log S_x, with S_x = Σ_y W^α Q^{1−α}
-        tilt = np.where(rows > 0, a * logs + (1 - a) * np.where(Q > 0, logQ, 0.0), -np.inf)
-        log_S = logsumexp(tilt, axis=1)
-        values = log_S / (a - 1.0)  # D_α(W_x ‖ Q)
-        F = float(weights @ values)
-        # ∂F/∂Q_y = −Σ_x p_x W_xy^α Q_y^{−α} / S_x ; Σ_y Q_y ∂_y F = −1
-        ratio = weights @ np.exp(tilt - log_S[:, None])  # Σ_x p_x W^α Q^{1−α}/S_x = next Q
-        # outputs no row reaches keep Q_y = 0 and a zero derivative
-        grad = -np.where(Q > 0, ratio / np.where(Q > 0, Q, 1.0), 0.0)
-        gap = max(-(1.0 + float(np.min(grad))), 0.0)  # F(Q) − (F(Q) + min ∂F − Σ Q ∂F)
-        if gap <= tol:
-            return max(F, 0.0) / divisor
-        Q = ratio / ratio.sum()
-    raise SolverError(
-        f"augustin_mi did not certify a gap below tol={tol:g} in {max_iter} iterations "
-        f"(gap {gap:.3g})"
-    )
+    value, gap, _, _ = renyi_engine.augustin_information(p, matrix, a, tol=tol, max_iter=max_iter)
+    if gap > tol:
+        raise SolverError(
+            f"augustin_mi did not certify a gap below tol={tol:g} in {max_iter} iterations "
+            f"(gap {gap:.3g})"
+        )
+    return max(value, 0.0) / divisor

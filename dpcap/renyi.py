@@ -30,6 +30,7 @@ __all__ = ["RenyiProfile", "alpha_leakage", "renyi_capacity", "renyi_profile"]
 
 FloatArray = NDArray[np.float64]
 KINDS = ("sibson", "arimoto", "augustin", "naive")
+CONIC_SOLVERS = ("CLARABEL", "SCS")
 METHODS = ("auto", "ba", "conic")
 
 
@@ -83,9 +84,9 @@ def _radius_zero(matrix: FloatArray) -> tuple[float, float, FloatArray]:
     p /= p.sum()
     Q = np.maximum(dual.x[:ny], 0.0)
     Q /= Q.sum()
-    lower = max(-math.log(float(np.max(p @ B))), 0.0)
+    lower = max(-math.log(float(np.max(p @ B))), 0.0) + 0.0  # + 0.0 turns −0.0 into 0.0
     covered = B @ Q
-    upper = math.inf if (covered <= 0).any() else max(-math.log(float(np.min(covered))), 0.0)
+    upper = math.inf if (covered <= 0).any() else -math.log(float(np.min(covered))) + 0.0
     return lower, max(upper, lower), p
 
 
@@ -154,6 +155,26 @@ def renyi_capacity(
         raise ParameterError(f"kind must be one of {KINDS}, got {check.show(kind)}")
     if method not in METHODS:
         raise ParameterError(f"method must be one of {METHODS}, got {check.show(method)}")
+    if solver is not None and method != "conic":
+        raise ParameterError(
+            f"solver selects a cvxpy solver for method='conic' only; got solver={solver!r} "
+            f"with method={method!r}"
+        )
+    if method == "conic" and (a == 0.0 or math.isinf(a) or kind == "naive"):
+        raise ParameterError(
+            f"method='conic' applies to 0 < alpha < inf (kind sibson/arimoto/augustin); "
+            f"got alpha={alpha!r}, kind={kind!r}"
+        )
+    if method == "conic" and solver is not None and a != 1.0 and solver not in CONIC_SOLVERS:
+        raise ParameterError(
+            f"solver must be one of {CONIC_SOLVERS} for the α-capacity (power cones), "
+            f"got {check.show(solver)}"
+        )
+    if kind == "arimoto" and a == 0.0:
+        raise ParameterError(
+            "kind='arimoto' is not defined at alpha = 0: the Arimoto prior p_S^(1/α) has no "
+            "limit there; use kind='sibson'"
+        )
     if kind == "naive":
         return _naive(matrix, a, tolerance, budget, unit)
     if a == 1.0:
@@ -190,8 +211,6 @@ def renyi_capacity(
             initial = raw.prior[None]
             tag = f"conic/{name}"
             note = f"{name} reported {raw.objective:.12g} ({raw.status}); polished by the engine"
-        elif solver is not None:
-            raise ParameterError("solver selects a cvxpy solver for method='conic' only")
         sol = blahut.solve(
             reduction.matrix[None], tol=tolerance, max_iter=budget, initial=initial, model=model
         )

@@ -651,16 +651,10 @@ def test_augustin_against_direct_minimisation_in_mpmath(
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG augustin_mi: Augustin's fixed point oscillates and diverges for α ≳ 2; when Q_y "
-    "underflows to 0 the code treats log Q_y as 0, so a wrong value passes the 'certified' gap "
-    "test (0.0 here) or the call ends in SolverError / RuntimeWarning",
-)
 @pytest.mark.parametrize(
     ("p", "W", "alpha"),
     [
-        ([0.93, 0.07], [[0.61, 0.39], [0.64, 0.36]], 2.1),  # returns 0.0, true 2.5842e-4
+        ([0.93, 0.07], [[0.61, 0.39], [0.64, 0.36]], 2.1),  # once returned 0.0; true 2.5842e-4
         ([0.93, 0.07], [[0.61, 0.39], [0.64, 0.36]], 2.0),  # SolverError (gap 7.7e-9)
         ([0.09, 0.91], [[0.05, 0.95], [0.72, 0.28]], 3.0),  # SolverError (gap 8.6)
     ],
@@ -842,11 +836,6 @@ def test_solver_without_conic_is_rejected(method: str, alpha: float) -> None:
         dpcap.renyi_capacity(binary_symmetric(0.1), alpha, method=method, solver="SCS")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG renyi_capacity: solver= with method='ba' is rejected at 0 < α < ∞ but silently "
-    "ignored at α = 0, α = ∞ and for kind='naive' (validation runs only in the iterative branch)",
-)
 @pytest.mark.parametrize(("alpha", "kind"), [(0.0, "sibson"), (INF, "sibson"), (2.0, "naive")])
 def test_solver_without_conic_is_rejected_at_every_order(alpha: float, kind: str) -> None:
     with warnings.catch_warnings():
@@ -858,11 +847,6 @@ def test_solver_without_conic_is_rejected_at_every_order(alpha: float, kind: str
 
 
 @needs_conic
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG renyi_capacity: an unusable conic solver name escapes as the engine's plain "
-    "ValueError, not a ParameterError (capacity() validates it: 'solver must be one of')",
-)
 @pytest.mark.parametrize("solver", ["bogus", "ECOS"])
 def test_bad_conic_solver_is_a_parameter_error(solver: str) -> None:
     with pytest.raises(ParameterError, match="solver"):
@@ -898,14 +882,8 @@ def test_augustin_reports_a_solver_error_when_the_budget_is_too_small() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG renyi_capacity(kind='arimoto') at α = 0: _arimoto_prior divides log p by α = 0 "
-    "(RuntimeWarning 'invalid value encountered in divide', NaN prior)",
-)
-def test_arimoto_kind_at_order_zero_returns_a_distribution() -> None:
+def test_arimoto_kind_at_order_zero_is_refused_clearly() -> None:
+    # the Arimoto prior p_S^(1/α) has no limit at α = 0: a clear error, not a NaN prior
     W = binary_symmetric(0.1).matrix
-    res = dpcap.renyi_capacity(W, 0.0, kind="arimoto")
-    assert np.all(np.isfinite(res.prior))
-    assert res.prior.sum() == pytest.approx(1.0, abs=1e-12)
-    assert_certified(res, 0.0)
+    with pytest.raises(ParameterError, match="kind='arimoto' is not defined at alpha = 0"):
+        dpcap.renyi_capacity(W, 0.0, kind="arimoto")
