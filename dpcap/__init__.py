@@ -34,6 +34,7 @@ from dpcap.measures import (  # noqa: E402
 )
 from dpcap.midp import correlated_leakage, midp, renyi_midp  # noqa: E402
 from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
+from dpcap.ratedistortion import mi_privacy_distortion, rate_distortion  # noqa: E402
 from dpcap.renyi import RenyiProfile, alpha_leakage, renyi_capacity, renyi_profile  # noqa: E402
 from dpcap.result import (  # noqa: E402
     CapacitiesResult,
@@ -89,10 +90,12 @@ __all__ = [
     "kl_dp",
     "max_leakage",
     "mechanisms",
+    "mi_privacy_distortion",
     "midp",
     "min_entropy_leakage",
     "mutual_information",
     "neighbor_pairs",
+    "rate_distortion",
     "renyi_capacity",
     "renyi_divergence",
     "renyi_dp",
