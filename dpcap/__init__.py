@@ -18,6 +18,11 @@ register_source_solvers()
 from dpcap import bounds, mechanisms  # noqa: E402
 from dpcap.capacity import capacities, capacity  # noqa: E402
 from dpcap.channel import Channel, Mechanism, neighbor_pairs  # noqa: E402
+from dpcap.distortion_lp import (  # noqa: E402
+    optimal_mechanism,
+    privacy_distortion,
+    privacy_distortion_curve,
+)
 from dpcap.measures import (  # noqa: E402
     arimoto_mi,
     augustin_mi,
@@ -95,6 +100,9 @@ __all__ = [
     "min_entropy_leakage",
     "mutual_information",
     "neighbor_pairs",
+    "optimal_mechanism",
+    "privacy_distortion",
+    "privacy_distortion_curve",
     "rate_distortion",
     "renyi_capacity",
     "renyi_divergence",

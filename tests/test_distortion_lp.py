@@ -1,0 +1,429 @@
+"""Least-loss ε-DP mechanisms and ε*(D): theorems and closed forms, every solver, the repair.
+
+Expected values come from the literature, never from the code: Ghosh–Roughgarden–Sundararajan
+(truncated geometric noise plus the consumer's optimal remap is optimal for counts), Wang–Ying–
+Zhang's ε*(D) = log(n/D − 1) + log(m − 1) (uniform prior on {0..m−1}^n, Hamming distortion),
+randomised response for one bit. Every returned mechanism's level is recomputed with
+:func:`dpcap.dp_epsilon` here.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numpy.typing import NDArray
+
+import dpcap
+from dpcap.distortion_lp import optimal_mechanism, privacy_distortion, privacy_distortion_curve
+from dpcap.mechanisms import truncated_geometric
+from dpcap.result import (
+    ConvergenceWarning,
+    CurveResult,
+    DistortionResult,
+    NeighborError,
+    ParameterError,
+    PriorError,
+    Status,
+)
+from dpcap.solvers.dplp import (
+    SOLVERS,
+    MechanismLP,
+    lagrangian_bound,
+    lift,
+    mixing_weight,
+)
+
+FloatArray = NDArray[np.float64]
+
+RTOL = 1e-9  # the promised slack on a verified level: dp_level ≤ ε(1 + 1e-9)
+
+
+def hamming_problem(n: int, m: int) -> tuple[tuple[int, ...], FloatArray]:
+    """Domain ``{0..m−1}^n`` and the Hamming distance between databases (outputs = databases)."""
+    shape = (m,) * n
+    db = np.array(np.unravel_index(np.arange(m**n), shape)).T
+    return shape, (db[:, None, :] != db[None, :, :]).sum(axis=-1).astype(float)
+
+
+def count_losses(n: int) -> dict[str, FloatArray]:
+    x = np.arange(n + 1)
+    diff = x[:, None] - x[None, :]
+    return {"0-1": (diff != 0).astype(float), "abs": np.abs(diff).astype(float)}
+
+
+def geometric_remap_value(prior: FloatArray, loss: FloatArray, eps: float) -> float:
+    """Truncated geometric noise, then for each noisy z the y of least posterior loss."""
+    G = truncated_geometric(len(prior) - 1, eps).matrix
+    joint = prior[:, None] * G  # P(x, z)
+    return float(((joint.T @ loss).min(axis=1)).sum())
+
+
+def assert_verified(
+    res: DistortionResult,
+    eps: float,
+    neighbors: str = "hamming",
+    shape: tuple[int, ...] | None = None,
+) -> None:
+    """The level recomputed by :func:`dpcap.dp_epsilon` on the domain is at most ε(1 + 1e-9)."""
+    mechanism = dpcap.Mechanism(res.mechanism, shape or (res.mechanism.shape[0],))
+    level = dpcap.dp_epsilon(mechanism, neighbors=neighbors)
+    assert level == pytest.approx(res.dp_level, rel=1e-12, abs=1e-13)
+    assert level <= eps * (1 + RTOL)
+    np.testing.assert_allclose(res.mechanism.sum(axis=1), 1.0, atol=1e-12)
+    assert (res.mechanism >= 0).all()
+
+
+# --- optimal_mechanism: theorems ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 5])
+@pytest.mark.parametrize("eps", [0.5, 1.0])
+@pytest.mark.parametrize("loss_name", ["0-1", "abs"])
+def test_geometric_mechanism_with_remap_is_optimal_for_counts(
+    n: int, eps: float, loss_name: str
+) -> None:
+    """Ghosh–Roughgarden–Sundararajan: uniform prior on {0..n}, line neighbours."""
+    loss = count_losses(n)[loss_name]
+    prior = np.full(n + 1, 1.0 / (n + 1))
+    expected = geometric_remap_value(prior, loss, eps)
+    res = optimal_mechanism(prior, loss, eps, neighbors="line")
+    assert res.lower <= expected + 1e-12
+    assert res.upper >= expected - 1e-12
+    assert res.value == pytest.approx(expected, abs=1e-9)
+    assert res.status is Status.CONVERGED
+    assert_verified(res, eps, neighbors="line")
+
+
+def test_geometric_optimality_holds_for_any_prior() -> None:
+    """GRS is universal: the same holds for a non-uniform prior."""
+    prior = np.random.default_rng(7).dirichlet(np.ones(6))
+    loss = count_losses(5)["abs"]
+    res = optimal_mechanism(prior, loss, 0.7, neighbors="line")
+    assert res.value == pytest.approx(geometric_remap_value(prior, loss, 0.7), abs=1e-9)
+    assert_verified(res, 0.7, neighbors="line")
+
+
+def test_randomized_response_is_optimal_for_one_bit() -> None:
+    res = optimal_mechanism([0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]], 2.0)
+    assert res.value == pytest.approx(1 / (1 + math.e**2), abs=1e-10)
+    assert res.lower <= 1 / (1 + math.e**2) <= res.upper + 1e-15
+    assert_verified(res, 2.0)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_every_solver_brackets_the_same_optimum(solver: str) -> None:
+    loss = count_losses(5)["abs"]
+    prior = np.full(6, 1 / 6)
+    expected = geometric_remap_value(prior, loss, 1.0)
+    res = optimal_mechanism(prior, loss, 1.0, neighbors="line", solver=solver)
+    assert res.method == f"lp/{solver}"
+    assert res.lower - 1e-12 <= expected <= res.upper + 1e-12
+    assert res.value == pytest.approx(expected, abs=1e-8)
+    assert_verified(res, 1.0, neighbors="line")
+
+
+def test_raw_lp_mechanism_is_repaired_at_64_inputs() -> None:
+    """HiGHS's matrix is not ε-DP at all (ε = ∞ from zeros against tiny entries)."""
+    n = 64
+    x = np.arange(n)
+    loss = np.abs(x[:, None] - x[None, :]).astype(float)
+    res = optimal_mechanism(np.full(n, 1 / n), loss, 1.0, neighbors="line", solver="HIGHS")
+    details = dict(res.details)
+    assert details["raw_dp_level"] > 1.0 + 1e-6
+    assert_verified(res, 1.0, neighbors="line")
+    assert res.dp_level == pytest.approx(1.0, rel=1e-9)
+    assert res.upper - details["distortion_before_repair"] < 1e-8  # the repair costs little
+
+
+def test_closed_forms_at_zero_and_infinity() -> None:
+    loss = count_losses(4)["abs"]
+    prior = np.array([0.1, 0.2, 0.3, 0.2, 0.2])
+    zero = optimal_mechanism(prior, loss, 0.0, neighbors="line")
+    assert zero.value == pytest.approx(min(prior @ loss), abs=1e-15)  # best constant output
+    assert zero.lower == zero.upper
+    assert zero.dp_level == 0.0
+    assert zero.method == "closed-form"
+    inf = optimal_mechanism(prior, loss, math.inf, neighbors="line")
+    assert inf.value == 0.0
+    assert inf.lower == 0.0
+    np.testing.assert_array_equal(inf.mechanism, np.eye(5))
+
+
+@pytest.mark.parametrize("eps", [1e-18, 1e-6, 1e-3])
+def test_small_eps_is_certified(eps: float) -> None:
+    """Near ε = 0 the best 0-DP row is nearly optimal; the bracket still closes."""
+    loss = count_losses(7)["abs"]
+    prior = np.full(8, 1 / 8)
+    res = optimal_mechanism(prior, loss, eps, neighbors="line")
+    expected = geometric_remap_value(prior, loss, eps)
+    assert res.lower - 1e-12 <= expected <= res.upper + 1e-12
+    assert res.status is Status.CONVERGED
+    assert res.value == pytest.approx(expected, abs=1e-9)
+    assert_verified(res, eps, neighbors="line")
+
+
+def test_huge_eps_falls_back_on_a_closed_form_bracket() -> None:
+    """At ε = 60 the LP has coefficients e^60; the ε = ∞ optimum mixed with a 0-DP row wins."""
+    loss = count_losses(7)["abs"]
+    res = optimal_mechanism(np.full(8, 1 / 8), loss, 60.0, neighbors="line")
+    assert res.lower == 0.0  # d*(∞) = 0 bounds every d*(ε) from below
+    assert 0.0 < res.upper < 1e-20
+    assert res.status is Status.CONVERGED
+    assert_verified(res, 60.0, neighbors="line")
+
+
+def test_components_of_the_neighbour_graph_are_separate() -> None:
+    """Rows 0–1 are neighbours, rows 2–3 too; each pair gets its own constant row at ε = 0."""
+    loss = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
+    res = optimal_mechanism(np.full(4, 0.25), loss, 0.0, neighbors=[[0, 1], [2, 3]])
+    assert res.value == 0.0
+    # a row without neighbours is set in closed form at any ε
+    lone = optimal_mechanism(np.full(3, 1 / 3), 1 - np.eye(3), 0.5, neighbors=[[0, 1]])
+    np.testing.assert_array_equal(lone.mechanism[2], [0.0, 0.0, 1.0])
+
+
+def test_database_domain_with_shape() -> None:
+    """Two binary entries, release the database: ε-DP per entry under Hamming neighbours."""
+    shape, dist = hamming_problem(2, 2)
+    res = optimal_mechanism(np.full((2, 2), 0.25), dist, 1.0)
+    assert res.value == pytest.approx(2 / (1 + math.e), abs=1e-9)  # per-entry RR
+    assert_verified(res, 1.0, shape=shape)  # the shape is taken from the prior's
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 5),
+    k=st.integers(2, 4),
+    eps=st.floats(0.05, 4.0),
+)
+def test_random_problems_bracket_and_monotone(seed: int, n: int, k: int, eps: float) -> None:
+    """lower ≤ upper, the mechanism is verified ε-DP, and d*(ε) does not increase with ε."""
+    rng = np.random.default_rng(seed)
+    prior = rng.dirichlet(np.ones(n))
+    loss = rng.random((n, k))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = optimal_mechanism(prior, loss, eps)
+        b = optimal_mechanism(prior, loss, 1.5 * eps)
+    assert a.lower <= a.upper
+    assert b.lower <= b.upper
+    assert b.lower <= a.upper + 1e-12  # d*(1.5ε) ≤ d*(ε)
+    assert_verified(a, eps)
+    assert a.upper - a.lower <= 1e-6
+
+
+# --- privacy_distortion ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("n", "m"), [(2, 2), (2, 3)])
+def test_wang_ying_zhang_closed_form(n: int, m: int) -> None:
+    """ε*(D) = log(n/D − 1) + log(m − 1) for 0 < D ≤ n(m − 1)/m, and 0 above."""
+    shape, dist = hamming_problem(n, m)
+    prior = np.full(m**n, 1.0 / m**n)
+    top = n * (m - 1) / m
+    for D in (0.1, 0.5, 0.9 * top):
+        expected = math.log(n / D - 1) + math.log(m - 1)
+        res = privacy_distortion(prior, dist, D=D, shape=shape)
+        assert res.lower - 1e-12 <= expected <= res.upper + 1e-12
+        assert res.upper - res.lower <= 1e-6
+        assert res.status is Status.CONVERGED
+        assert res.distortion_achieved <= D
+        assert_verified(res, res.value, shape=shape)
+    assert privacy_distortion(prior, dist, D=top, shape=shape).value == 0.0
+    assert privacy_distortion(prior, dist, D=1.5 * top, shape=shape).value == 0.0
+
+
+def test_non_uniform_prior_bracket_is_certified_by_the_lp() -> None:
+    """At ``lower`` no mechanism meets D; at ``upper`` the returned one does."""
+    shape, dist = hamming_problem(2, 3)
+    prior = np.random.default_rng(3).dirichlet(np.ones(9))
+    D = 0.4
+    res = privacy_distortion(prior, dist, D=D, shape=shape, tol=1e-5)
+    assert optimal_mechanism(prior, dist, res.lower, shape=shape).lower > D
+    assert float(prior @ (res.mechanism * dist).sum(axis=1)) <= D
+    assert_verified(res, res.upper, shape=shape)
+    assert res.upper - res.lower <= 1e-5
+
+
+def test_curve_is_non_increasing_and_verified() -> None:
+    shape, dist = hamming_problem(2, 2)
+    prior = np.array([0.4, 0.3, 0.2, 0.1])
+    curve = privacy_distortion_curve(prior, dist, shape=shape, n_points=6)
+    assert isinstance(curve, CurveResult)
+    assert len(curve) == 6
+    assert (np.diff(curve.x) > 0).all()
+    assert (np.diff(curve.upper) <= 0).all()
+    assert curve.value[-1] == 0.0  # the last budget is d*(0)
+    for k, point in enumerate(curve.points):
+        assert point.distortion_achieved <= curve.x[k]
+        assert_verified(point, point.value, shape=shape)
+
+
+def test_curve_at_given_budgets_matches_single_points() -> None:
+    prior, dist = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
+    curve = privacy_distortion_curve(prior, dist, D=[0.1, 0.3])
+    for D, value in zip([0.1, 0.3], curve.value, strict=True):
+        assert value == pytest.approx(math.log((1 - D) / D), abs=1e-6)
+        assert privacy_distortion(prior, dist, D=D).value == pytest.approx(value, abs=1e-6)
+
+
+def test_extreme_budgets() -> None:
+    prior, dist = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
+    at_min = privacy_distortion(prior, dist, D=0.0)  # only the identity: ε* = ∞
+    assert at_min.value == math.inf
+    assert at_min.lower == math.inf
+    assert at_min.status is Status.CONVERGED
+    # a common argmin for every row: the constant mechanism is optimal, ε* = 0 even at d_min
+    common = privacy_distortion(prior, [[0.0, 1.0], [0.0, 2.0]], D=0.0)
+    assert common.value == 0.0
+
+
+# --- the repair ------------------------------------------------------------------------------
+
+
+def rr(eps: float) -> FloatArray:
+    """Binary randomised response at level ε."""
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    return np.array([[keep, 1 - keep], [1 - keep, keep]])
+
+
+PAIR = (np.array([0]), np.array([1]))
+
+
+def test_mixing_weight_restores_the_constraint_and_is_minimal() -> None:
+    eps = 1.0
+    W = rr(eps + 1e-3)  # violates ε = 1 slightly
+    u = np.array([0.5, 0.5])
+    lam = mixing_weight(W, u, *PAIR, eps)
+    assert 0 < lam < 1e-2
+    repaired = (1 - lam) * W + lam * u
+    assert dpcap.dp_epsilon(repaired) <= eps * (1 + 1e-12)
+    smaller = (1 - lam * (1 - 1e-6)) * W + lam * (1 - 1e-6) * u
+    assert dpcap.dp_epsilon(smaller) > eps
+    # closed form: (1 − λ)a + λ/2 = e^ε((1 − λ)b + λ/2)
+    a, b, t = W[0, 0], W[1, 0], math.e
+    assert lam == pytest.approx((a - t * b) / ((a - t * b) + (t - 1) / 2), rel=1e-12)
+
+
+def test_mixing_weight_edge_cases() -> None:
+    u = np.array([0.5, 0.5])
+    assert mixing_weight(rr(0.5), u, *PAIR, 1.0) == 0.0  # already private
+    assert mixing_weight(rr(0.5), u, *PAIR, 0.0) == 1.0  # only a 0-DP row is 0-DP
+    assert mixing_weight(np.eye(2), np.array([1.0, 0.0]), *PAIR, 1.0) == 1.0  # u_y = 0
+
+
+def test_lift_is_the_least_private_majorant() -> None:
+    """A point mass in column 0 lifts to the geometric profile e^{−ε·dist}."""
+    n, eps = 5, 0.8
+    first, second = np.arange(n - 1), np.arange(1, n)
+    W = np.zeros((n, 2))
+    W[0, 0], W[:, 1] = 1.0, 0.5
+    V = lift(W, first, second, eps)
+    np.testing.assert_allclose(V[:, 0], np.exp(-eps * np.arange(n)), rtol=1e-14)
+    np.testing.assert_array_equal(V[:, 1], 0.5)  # already feasible: unchanged
+    feasible = np.exp(-0.3 * np.abs(np.arange(n)[:, None] - np.arange(3)[None, :]))
+    np.testing.assert_allclose(lift(feasible, first, second, eps), feasible, rtol=1e-14)
+
+
+def test_lagrangian_bound_is_valid_for_any_multipliers() -> None:
+    rng = np.random.default_rng(0)
+    cost = rng.random((4, 3)) / 4
+    first, second = np.array([0, 1, 2]), np.array([1, 2, 3])
+    opt = MechanismLP(cost, first, second, solver="HIGHS").solve(0.5).objective
+    for _ in range(20):
+        mu = rng.normal(size=(6, 3))  # negative entries are clipped
+        assert lagrangian_bound(cost, first, second, 0.5, mu) <= opt + 1e-12
+    assert lagrangian_bound(cost, first, second, 0.5, np.zeros((6, 3))) == pytest.approx(
+        cost.min(axis=1).sum(), abs=1e-15
+    )
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+def test_errors_name_the_argument() -> None:
+    prior, loss = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
+    with pytest.raises(ParameterError, match=r"solver must be one of"):
+        optimal_mechanism(prior, loss, 1.0, solver="GUROBI")
+    with pytest.raises(ParameterError, match=r"loss must have shape \(2, n_outputs\)"):
+        optimal_mechanism(prior, [[0.0, 1.0]], 1.0)
+    with pytest.raises(ParameterError, match=r"loss must be finite, got nan at index \(0, 1\)"):
+        optimal_mechanism(prior, [[0.0, np.nan], [1.0, 0.0]], 1.0)
+    with pytest.raises(PriorError, match=r"prior must have 4 entries"):
+        optimal_mechanism(prior, loss, 1.0, shape=(2, 2))
+    with pytest.raises(PriorError, match=r"prior must sum to 1"):
+        optimal_mechanism([0.5, 0.6], loss, 1.0)
+    with pytest.raises(ParameterError, match=r"eps must be >= 0"):
+        optimal_mechanism(prior, loss, -1.0)
+    with pytest.raises(ParameterError, match=r"eps must be a scalar"):
+        optimal_mechanism(prior, loss, [1.0, 2.0])
+    with pytest.raises(ParameterError, match=r"tol must be a positive finite number"):
+        optimal_mechanism(prior, loss, 1.0, tol=0.0)
+    with pytest.raises(NeighborError, match=r"neighbors must be one of"):
+        optimal_mechanism(prior, loss, 1.0, neighbors="ring")
+
+
+def test_privacy_distortion_errors() -> None:
+    prior, dist = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
+    with pytest.raises(ParameterError, match=r"D=-0.1 is below the least achievable"):
+        privacy_distortion(prior, dist, D=-0.1)
+    with pytest.raises(ParameterError, match=r"D must not be NaN"):
+        privacy_distortion(prior, dist, D=math.nan)
+    with pytest.raises(ParameterError, match=r"D must be a real number"):
+        privacy_distortion(prior, dist, D="0.2")  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match=r"distortion must have shape"):
+        privacy_distortion(prior, [0.0, 1.0], D=0.2)
+    with pytest.raises(ParameterError, match=r"not both"):
+        privacy_distortion_curve(prior, dist, D=[0.2], n_points=3)
+    with pytest.raises(ParameterError, match=r"n_points must be an integer >= 1"):
+        privacy_distortion_curve(prior, dist, n_points=0)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_engine_is_built_once_and_resolved_across_eps(solver: str) -> None:
+    loss = count_losses(4)["abs"]
+    prior = np.full(5, 0.2)
+    first, second = dpcap.neighbor_pairs((5,), "line")
+    lp = MechanismLP(prior[:, None] * loss, first, second, solver=solver)
+    for eps in (1.0, 0.5, 1.0):
+        sol = lp.solve(eps)
+        assert sol.status in ("optimal", "inaccurate")
+        assert sol.objective == pytest.approx(geometric_remap_value(prior, loss, eps), abs=1e-7)
+        assert sol.residual < 1e-6
+        assert sol.multipliers.shape == (2 * first.size, 5)
+
+
+def test_engine_validates_its_arrays() -> None:
+    cost = np.ones((2, 2))
+    with pytest.raises(ValueError, match=r"solver must be one of"):
+        MechanismLP(cost, np.array([0]), np.array([1]), solver="glpk")
+    with pytest.raises(ValueError, match=r"pairs must join two different rows"):
+        MechanismLP(cost, np.array([0]), np.array([0]), solver="HIGHS")
+    with pytest.raises(ValueError, match=r"eps must be a finite positive number"):
+        MechanismLP(cost, np.array([0]), np.array([1]), solver="HIGHS").solve(0.0)
+
+
+def test_unconverged_bracket_warns() -> None:
+    loss = count_losses(5)["abs"]
+    with pytest.warns(ConvergenceWarning, match=r"not converged: certified gap"):
+        res = optimal_mechanism(np.full(6, 1 / 6), loss, 1.0, neighbors="line", tol=1e-300)
+    assert res.status is Status.INACCURATE
+
+
+def test_import_does_not_load_cvxpy() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import sys, dpcap.distortion_lp; print('cvxpy' in sys.modules)"
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "False"
