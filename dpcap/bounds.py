@@ -81,7 +81,8 @@ def delta_from_midp(eps: Any) -> Any:
     """The (0, δ')-DP level implied by ε-MI-DP: ``δ' = 1 − 2 h^{-1}(ln 2 − ε)``.
 
     Cuff & Yu, Lemma 2, eq. (28): tight, and ≤ √(2ε) (eq. 27). For ε ≥ ln 2 the implication is
-    vacuous, δ' = 1.
+    vacuous, δ' = 1. Computed as the root of ``((1+δ)log(1+δ) + (1−δ)log(1−δ))/2 = ε`` (the
+    same equation, without the cancellation in ``ln 2 − ε``), rounded up (conservative).
 
     Examples
     --------
@@ -91,8 +92,16 @@ def delta_from_midp(eps: Any) -> Any:
     0.8
     """
     e = check.nonnegative(eps, "eps")
-    gap = np.maximum(LN2 - e, 0.0)
-    return _out(np.where(e >= LN2, 1.0, 1.0 - 2.0 * binary_entropy_inverse(gap)))
+    # Solve g(δ) = ε directly, g(δ) = ln 2 − h((1−δ)/2) = ((1+δ)log(1+δ) + (1−δ)log(1−δ))/2
+    # (the BSC capacity at total variation δ): forming ln 2 − ε first would lose an ε below
+    # one ulp of ln 2, and h is flat at 1/2, which magnifies the loss.
+    target = np.minimum(e, LN2)
+    lo, hi = np.zeros_like(target), np.ones_like(target)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        below = 0.5 * ((1 + mid) * np.log1p(mid) + xlogy(1 - mid, 1 - mid)) < target
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return _out(np.where(e >= LN2, 1.0, np.where(e == 0, 0.0, hi)))
 
 
 def _cardinality(n_outputs: Any, max_entry_size: Any, exponent: int = 1) -> float:

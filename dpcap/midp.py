@@ -57,7 +57,7 @@ class _Brackets:
         # slice cannot hold the maximum, and one whose cheap bracket is already closed needs
         # nothing more: both keep their cheap bracket; the engine solves the rest.
         solve = (cheap_upper >= cheap_lower.max() - tol) & (cheap_upper - cheap_lower > tol)
-        lower, upper = cheap_lower.copy(), cheap_upper.copy()
+        lower, upper = cheap_lower.copy(), np.maximum(cheap_upper, cheap_lower)
         prior = uniform.copy()
         iterations = np.zeros(len(distinct), dtype=np.int64)
         if solve.any():

@@ -407,7 +407,12 @@ def renyi_profile(
             diameter[k] = pairwise.max_divergence(matrix, I, J, a)[0] if len(I) else 0.0
     open_count = sum(s is not Status.CONVERGED for s in status)
     if open_count:
-        conclude(math.inf, tolerance, budget, f"{open_count} of {K} orders not converged")
+        conclude(
+            float(np.max(upper - lower)),
+            tolerance,
+            budget,
+            f"{open_count} of {K} orders not converged (the largest gap is reported)",
+        )
     return RenyiProfile(
         alphas=grid,
         value=upper / divisor,

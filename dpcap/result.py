@@ -23,6 +23,7 @@ __all__ = [
     "ConvergenceWarning",
     "CorrelatedLeakageResult",
     "DpcapError",
+    "FunnelResult",
     "MIDPResult",
     "MechanismError",
     "NeighborError",
@@ -354,4 +355,55 @@ class CurveResult:
         return (
             f"CurveResult({len(self)} points, x in [{_fmt(float(self.x.min()))}, "
             f"{_fmt(float(self.x.max()))}], {done} converged, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class FunnelResult:
+    """One point of the privacy–utility region of a Markov chain ``S − X − Y``, with its mechanism.
+
+    Used by ``privacy_funnel`` (``value`` = PF(R) = min I(S;Y) s.t. I(X;Y) ≥ R),
+    ``information_bottleneck`` (``value`` = IB(R) = max I(S;Y) s.t. I(X;Y) ≤ R) and
+    ``perfect_privacy`` (``value`` = g₀ = max I(X;Y) s.t. I(S;Y) = 0). ``value`` is always the
+    end of ``[lower, upper]`` that ``mechanism`` achieves: ``upper`` for the funnel, ``lower``
+    for the bottleneck and for g₀. ``mechanism`` is ``P_{Y|X}`` (rows are the values of X) and
+    ``utility_achieved`` = I(X;Y), ``leakage_achieved`` = I(S;Y) are recomputed from it; it is
+    feasible (``utility_achieved ≥ target`` for the funnel, ``≤ target`` for the bottleneck).
+    ``target`` is the requested R (0 for perfect privacy). ``slope`` is the multiplier ν of the
+    utility constraint in the certificate (``dPF/dR``, ``dIB/dR``; NaN where there is none).
+    ``problem`` names the problem; ``details`` holds method-specific numbers.
+    """
+
+    value: float
+    lower: float
+    upper: float
+    mechanism: NDArray[np.float64]
+    target: float
+    utility_achieved: float
+    leakage_achieved: float
+    slope: float
+    status: Status
+    iterations: int
+    problem: str
+    method: str
+    unit: str
+    message: str
+    tol: float
+    details: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def gap(self) -> float:
+        """``upper − lower`` (in ``unit``)."""
+        return self.upper - self.lower
+
+    def __float__(self) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return (
+            f"FunnelResult({self.problem}: value={_fmt(self.value)} {self.unit}, "
+            f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], target={_fmt(self.target)}, "
+            f"I(X;Y)={_fmt(self.utility_achieved)}, I(S;Y)={_fmt(self.leakage_achieved)}, "
+            f"outputs={self.mechanism.shape[1]}, status={self.status.value}, "
+            f"method={self.method!r})"
         )

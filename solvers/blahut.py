@@ -137,7 +137,8 @@ class Shannon:
     def jacobian(self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray) -> FloatArray:
         """``∂D_x/∂p_z = −Σ_y W_xy W_zy / q_y``."""
         q = np.einsum("bx,bxy->by", p, W)
-        inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
+        with np.errstate(over="ignore"):  # subnormal q: 1/q = inf, the step is then skipped
+            inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
         G: FloatArray = -np.matmul(W * inv_q[:, None, :], W.transpose(0, 2, 1))
         return G
 
@@ -257,7 +258,11 @@ def _ba_block(
         p = _normalise(log_p)
         D = model.divergences(W, aux, p)
         best.update(idx, p, D, model.lower(W, aux, p, D))
-        log_p = log_p + D
+        # An infinite D_x (an input reaching outputs the current output law misses) wants mass:
+        # it gets the largest finite step plus one, never ∞ (∞ − ∞ would poison the iterate).
+        top = np.max(np.where(np.isfinite(D), D, -np.inf), axis=-1, keepdims=True)
+        step = np.where(np.isfinite(D), D, np.where(np.isfinite(top), top + 1.0, 0.0))
+        log_p = log_p + getattr(model, "step", 1.0) * step
         log_p -= log_p.max(axis=-1, keepdims=True)
         np.maximum(log_p, LOG_MASS_FLOOR, out=log_p)
     p = _normalise(log_p)
@@ -304,6 +309,8 @@ def _newton(
         A[:, :nx, nx] = np.where(Sl, -1.0, 0.0)
         A[:, nx, :nx] = 1.0
         delta = _solve(A, -F)
+        usable: BoolArray = np.asarray(np.isfinite(delta).all(axis=-1))  # NaN step: stay put
+        delta = np.where(usable[:, None], delta, 0.0)
         p_new = pl + delta[:, :nx]
         negative = Sl & ~(p_new >= 0)
         blocked = negative.any(axis=-1)
@@ -361,7 +368,9 @@ def _interior_point(
     C = np.max(D, axis=-1)
     lam = np.maximum(C[:, None] - D, 0.0)
     lam += np.maximum(C - model.lower(W, aux, p, D), 1e-6)[:, None]
-    live = np.arange(len(idx))
+    # An element with an infinite D_x (its centre misses outputs some input reaches) has no
+    # finite KKT residual: it keeps the brackets the other steps found.
+    live = np.flatnonzero(np.isfinite(D).all(axis=-1))
     for _ in range(max_steps):
         Wl, pl, Dl, Cl, ll = W[live], p[live], D[live], C[live], lam[live]
         al = aux[live]
@@ -376,12 +385,15 @@ def _interior_point(
         K[:, n, :n] = 1.0
         rhs = np.concatenate([-r1 + r2 / pl, np.zeros((len(live), 1))], axis=-1)
         delta = _solve(K, rhs)
+        usable: BoolArray = np.asarray(np.isfinite(delta).all(axis=-1))  # NaN step: stay put
+        delta = np.where(usable[:, None], delta, 0.0)
         dp, dC = delta[:, :n], delta[:, n]
         dl = (-r2 - ll * dp) / pl
         with np.errstate(divide="ignore", invalid="ignore"):
             limit_p = np.where(dp < 0, -pl / dp, np.inf).min(axis=-1)
             limit_l = np.where(dl < 0, -ll / dl, np.inf).min(axis=-1)
-        t = np.minimum(1.0, 0.995 * np.minimum(limit_p, limit_l))[:, None]
+        t = np.minimum(1.0, 0.995 * np.minimum(limit_p, limit_l))
+        t = np.where(usable & np.isfinite(t), t, 0.0)[:, None]
         pl = pl + t * dp
         pl = np.maximum(pl, 0.0)
         pl /= pl.sum(axis=-1, keepdims=True)
@@ -391,16 +403,33 @@ def _interior_point(
         best.update(idx[live], pl, Dl, model.lower(Wl, al, pl, Dl))
         p[live], D[live], C[live], lam[live] = pl, Dl, Cl, ll
         steps[live] += 1
-        live = live[best.gap(idx[live]) > tol]
+        live = live[(best.gap(idx[live]) > tol) & np.isfinite(Dl).all(axis=-1)]
         if not live.size:
             break
     return steps
 
 
 def _solve(A: FloatArray, b: FloatArray) -> FloatArray:
-    """Batched ``A x = b``; singular systems fall back to the least-squares solution."""
+    """Batched ``A x = b``, element by element robust.
+
+    An element whose system is not finite gets a NaN step (the callers then leave it where it
+    is); if the batched solve fails because some element is singular, each element is solved
+    alone and a singular one falls back to its least-squares solution. One bad element never
+    stops the batch.
+    """
+    x = np.full(b.shape, np.nan)
+    finite = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(b).all(axis=1)
+    if not finite.any():
+        return x
     try:
-        x = np.linalg.solve(A, b[..., None])[..., 0]
+        x[finite] = np.linalg.solve(A[finite], b[finite][..., None])[..., 0]
     except np.linalg.LinAlgError:
-        x = np.einsum("bij,bj->bi", np.linalg.pinv(A), b)
-    return np.asarray(x, dtype=np.float64)
+        for k in np.flatnonzero(finite):
+            try:
+                x[k] = np.linalg.solve(A[k], b[k])
+            except np.linalg.LinAlgError:
+                try:
+                    x[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
+                except np.linalg.LinAlgError:
+                    x[k] = np.nan
+    return x

@@ -54,9 +54,12 @@ def renyi(p: FloatArray, q: FloatArray, alpha: float) -> FloatArray:
     escapes = np.any(support & (q == 0), axis=-1)  # p_y > 0 = q_y somewhere
     finite = np.where(support & (q > 0), log_ratio, 0.0)
     z = (alpha - 1.0) * finite
+    # The expm1/log1p form is exact only when the sum is near 1: no order far from 1, and (for
+    # α < 1) little of p off the support of q — otherwise log1p(−1 + small) cancels.
+    off = np.sum(np.where(support & (q == 0), p, 0.0), axis=-1)
     # log 0 = -inf is the intended value when the supports are disjoint (α < 1): D_α = ∞.
     with np.errstate(divide="ignore"):
-        if np.max(np.abs(z), initial=0.0) <= 1.0:
+        if np.max(np.abs(z), initial=0.0) <= 1.0 and np.max(off, initial=0.0) <= 0.5:
             terms = np.where(support & (q > 0), p * np.expm1(z), np.where(support, -p, 0.0))
             value = np.log1p(np.sum(terms, axis=-1)) / (alpha - 1.0)
         else:
@@ -64,6 +67,8 @@ def renyi(p: FloatArray, q: FloatArray, alpha: float) -> FloatArray:
             value = logsumexp(logs, axis=-1) / (alpha - 1.0)
     if alpha > 1.0:
         value = np.where(escapes, np.inf, value)
+    else:  # α < 1: D_α = ∞ exactly when the supports do not meet
+        value = np.where(np.any(support & (q > 0), axis=-1), value, np.inf)
     result: FloatArray = np.asarray(value, dtype=np.float64)
     return result
 

@@ -27,6 +27,9 @@ __all__ = ["CHUNK_ELEMENTS", "hockey_curve", "max_divergence", "max_log_ratio", 
 #: (measured on the δ(ε) benchmark: 2**15–2**16 is fastest, 2**20 is 20% slower).
 CHUNK_ELEMENTS = 2**16
 
+#: Largest ε whose e^ε the binned engine forms (e^709 < DBL_MAX); larger ones go the log way.
+HUGE_EPS = 700.0
+
 
 def chunks(n_pairs: int, width: int) -> Iterator[slice]:
     """Slices of ``range(n_pairs)`` holding about :data:`CHUNK_ELEMENTS` elements each."""
@@ -64,6 +67,7 @@ def max_divergence(W: FloatArray, I: IntArray, J: IntArray, alpha: float) -> tup
         a, b = W[I[s]], W[J[s]]
         for first, second, rows in ((a, b, (I[s], J[s])), (b, a, (J[s], I[s]))):
             values = divergence.renyi(first, second, alpha)
+            values = np.where(np.isnan(values), np.inf, values)  # never under-report
             k = int(np.argmax(values))
             if values[k] > best or witness[0] < 0:
                 best, witness = float(values[k]), (int(rows[0][k]), int(rows[1][k]))
@@ -108,12 +112,13 @@ def hockey_curve(W: FloatArray, I: IntArray, J: IntArray, eps: FloatArray) -> Fl
     out = np.zeros(eps.shape, dtype=np.float64)
     if len(I) == 0 or eps.size == 0:
         return out
-    finite = np.isfinite(eps)
-    levels = np.unique(eps[finite])
+    # e^ε overflows past ε ≈ 709.78: such orders (and ∞) are evaluated directly in log form.
+    binned = np.isfinite(eps) & (eps <= HUGE_EPS)
+    levels = np.unique(eps[binned])
     if levels.size:
-        out[finite] = _binned_curve(W, I, J, levels)[np.searchsorted(levels, eps[finite])]
-    if not finite.all():
-        out[~finite] = _escaped_mass(W, I, J)
+        out[binned] = _binned_curve(W, I, J, levels)[np.searchsorted(levels, eps[binned])]
+    for k in np.flatnonzero(~binned):
+        out.flat[k] = _escaped_mass(W, I, J, float(eps.flat[k]))
     np.clip(out, 0.0, 1.0, out=out)
     return out
 
@@ -132,7 +137,8 @@ def _binned_curve(W: FloatArray, I: IntArray, J: IntArray, levels: FloatArray) -
     best = np.zeros(len(levels))
     for s in chunks(len(I), W.shape[1]):
         a, b = W[I[s]], W[J[s]]
-        with np.errstate(divide="ignore", invalid="ignore"):  # a/0 = inf, 0/0 = nan: see Notes
+        # a/0 = inf, 0/0 = nan, a/subnormal may overflow to inf: all land in the right bin
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ratio = a / b
         rows = a.shape[0]
         index = table.bins(ratio)
@@ -185,13 +191,22 @@ class _BinTable:
         return out
 
 
-def _escaped_mass(W: FloatArray, I: IntArray, J: IntArray) -> float:
+def _escaped_mass(W: FloatArray, I: IntArray, J: IntArray, eps: float = math.inf) -> float:
+    """``max Σ_y (a_y − e^ε b_y)_+`` for a huge or infinite ε, without forming ``e^ε``.
+
+    ``e^ε b_y = exp(ε + log b_y)``, capped at e^709 (already far above any ``a_y ≤ 1``); at
+    ε = ∞ only outcomes with ``b_y = 0`` count.
+    """
+    logW = divergence.log(W)
     best = 0.0
     for s in chunks(len(I), W.shape[1]):
-        a, b = W[I[s]], W[J[s]]
-        forward = np.where(b == 0, a, 0.0).sum(axis=1)
-        backward = np.where(a == 0, b, 0.0).sum(axis=1)
-        best = max(best, float(forward.max()), float(backward.max()))
+        for a, log_b in ((W[I[s]], logW[J[s]]), (W[J[s]], logW[I[s]])):
+            if math.isinf(eps):
+                mass = np.where(np.isneginf(log_b), a, 0.0).sum(axis=1)
+            else:
+                scaled = np.exp(np.minimum(eps + log_b, 709.0))
+                mass = np.maximum(a - scaled, 0.0).sum(axis=1)
+            best = max(best, float(mass.max()))
     return best
 
 

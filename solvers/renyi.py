@@ -80,14 +80,15 @@ class _Scaled:
     for a prior of full support, even at large α; ``log c`` carries the scale.
     """
 
-    __slots__ = ("B", "log_c")
+    __slots__ = ("B", "log_B", "log_c")
 
-    def __init__(self, B: FloatArray, log_c: FloatArray) -> None:
+    def __init__(self, B: FloatArray, log_c: FloatArray, log_B: FloatArray) -> None:
         self.B = B
         self.log_c = log_c
+        self.log_B = log_B  # exact even where B underflows (large α)
 
     def __getitem__(self, idx: IntArray) -> _Scaled:
-        return _Scaled(self.B[idx], self.log_c[idx])
+        return _Scaled(self.B[idx], self.log_c[idx], self.log_B[idx])
 
 
 class Sibson:
@@ -113,9 +114,11 @@ class Sibson:
         c = W.max(axis=1)  # (B, ny)
         positive = c > 0
         safe = np.where(positive, c, 1.0)
-        B = (W / safe[:, None, :]) ** self.alpha
+        log_B = np.where(
+            W > 0, self.alpha * (divergence.log(W) - np.log(safe)[:, None, :]), -np.inf
+        )
         log_c = np.where(positive, np.log(safe), -np.inf)
-        return _Scaled(B, log_c)
+        return _Scaled(np.exp(log_B), log_c, log_B)
 
     def _center(self, aux: _Scaled, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """``(t = pB, log s, log f)``, remembered for the last ``(aux, p)`` pair.
@@ -150,9 +153,16 @@ class Sibson:
         v = np.exp(log_v - top)
         total = np.einsum("bxy,by->bx", aux.B, v)
         with np.errstate(divide="ignore"):
-            D: FloatArray = (np.log(total) + top) / (a - 1.0)
+            log_total = np.log(total) + top
+        meets = np.einsum("bxy,by->bx", np.isfinite(aux.log_B), reached) > 0
+        lost = (total == 0) & meets
+        if lost.any():
+            # every term of the row underflowed (tiny Q at small α, or W^α itself at large α):
+            # redo those rows as a full log-sum-exp, which is exact whatever the scale
+            log_total = np.where(lost, _logsumexp(aux.log_B + log_v[:, None, :]), log_total)
+        D: FloatArray = log_total / (a - 1.0)
         if a > 1.0 and not reached.all():  # mass where Q_y = 0: D_α = ∞
-            escapes = np.einsum("bxy,by->bx", aux.B, ~reached) > 0
+            escapes = np.einsum("bxy,by->bx", np.isfinite(aux.log_B), ~reached) > 0
             D = np.where(escapes, np.inf, D)
         return D
 
@@ -173,14 +183,18 @@ class Sibson:
         """
         a = self.alpha
         t, log_s, log_f = self._center(aux, p)
-        inv_t = np.where(t > 0, 1.0 / np.where(t > 0, t, 1.0), 0.0)
-        R = aux.B * inv_t[:, None, :]
-        Q = np.exp(log_s / a - log_f[:, None])
-        finite_D = np.where(np.isfinite(D), D, 0.0)
-        weight = np.exp(a * log_f[:, None] - (a - 1.0) * finite_D)  # f e^{−(α−1)(D_x − log f)}
-        RQ = R * Q[:, None, :]
-        cross = np.matmul(RQ, R.transpose(0, 2, 1))
-        J: FloatArray = (np.sum(RQ, axis=-1)[:, None, :] - weight[:, :, None] * cross) / a
+        # Subnormal masses (1/t = ∞) and extreme orders (overflowing weights) make the
+        # Jacobian non-finite; the engine then skips that Newton step for the element
+        # (see blahut._solve), so these floating-point events are expected here.
+        with np.errstate(over="ignore", invalid="ignore"):
+            inv_t = np.where(t > 0, 1.0 / np.where(t > 0, t, 1.0), 0.0)
+            R = aux.B * inv_t[:, None, :]
+            Q = np.exp(log_s / a - log_f[:, None])
+            finite_D = np.where(np.isfinite(D), D, 0.0)
+            weight = np.exp(a * log_f[:, None] - (a - 1.0) * finite_D)  # f e^{−(α−1)(D − log f)}
+            RQ = R * Q[:, None, :]
+            cross = np.matmul(RQ, R.transpose(0, 2, 1))
+            J: FloatArray = (np.sum(RQ, axis=-1)[:, None, :] - weight[:, :, None] * cross) / a
         return J
 
 

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import bench_capacity
 import bench_delta
+import bench_funnel
 import bench_lp
 import bench_midp
 import bench_renyi
@@ -25,3 +26,4 @@ if __name__ == "__main__":
     bench_midp.main()
     bench_renyi.main()
     bench_lp.main()
+    bench_funnel.main()
