@@ -61,6 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .conic import _STATUS  # one cvxpy-status vocabulary for every engine
 from .pairwise import chunks
 
 FloatArray = NDArray[np.float64]
@@ -107,18 +108,6 @@ _HIGHS_OPTIONS: dict[str, float | bool] = {
     "disp": False,
 }
 
-#: cvxpy status → this engine's vocabulary (as in :mod:`dpcap.solvers.conic`).
-_STATUS: dict[str, str] = {
-    "optimal": "optimal",
-    "optimal_inaccurate": "inaccurate",
-    "user_limit": "inaccurate",
-    "infeasible": "infeasible",
-    "infeasible_inaccurate": "infeasible",
-    "infeasible_or_unbounded": "infeasible",
-    "unbounded": "failed",
-    "unbounded_inaccurate": "failed",
-    "solver_error": "failed",
-}
 
 #: ``scipy.optimize.linprog`` status → vocabulary: 0 optimal, 1 iteration limit, 2 infeasible,
 #: 3 unbounded, 4 numerical difficulties.
