@@ -169,6 +169,88 @@ def integer(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def tolerance(tol: Any, unit: str = "nats") -> float:
+    """Validate a certified-gap tolerance: a positive, finite real number (bools refused)."""
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
+        raise ParameterError(f"tol must be a positive finite number ({unit}), got {show(tol)}")
+    value = float(tol)
+    if not 0.0 < value < math.inf:
+        raise ParameterError(f"tol must be a positive finite number ({unit}), got {show(tol)}")
+    return value
+
+
+#: Default iteration budget of the iterative engines (Blahut–Arimoto and its relatives).
+DEFAULT_MAX_ITER = 100_000
+
+
+def max_iter(value: Any, default: int = DEFAULT_MAX_ITER) -> int:
+    """Validate an iteration budget (an integer >= 1); None gives ``default``."""
+    return default if value is None else integer(value, "max_iter", 1)
+
+
+def choice(value: Any, options: tuple[str, ...], name: str) -> str:
+    """Validate a name among ``options`` (exact spelling), e.g. ``method`` or ``kind``."""
+    if not isinstance(value, str) or value not in options:
+        raise ParameterError(f"{name} must be one of {options}, got {show(value)}")
+    return value
+
+
+def solver(value: Any, options: tuple[str, ...], name: str = "solver") -> str:
+    """Validate an external solver's name among ``options``, case-insensitively.
+
+    The names and their order live in :mod:`dpcap.solvers.status`; the canonical (upper-case)
+    spelling is returned.
+    """
+    from dpcap.solvers.status import canonical
+
+    found = canonical(value, options)
+    if found is None:
+        raise ParameterError(
+            f"{name} must be one of {options} (case-insensitive), got {show(value)}"
+        )
+    return found
+
+
+def cost_matrix(
+    value: Any, rows: int, name: str, *, rows_of: str = "input", nonnegative: bool = True
+) -> FloatArray:
+    """Validate a distortion or loss matrix ``d[x, y]``: 2-D, ``rows`` rows, finite entries.
+
+    ``rows_of`` names what a row stands for in the message (an input of the prior, a database,
+    a value of X); ``nonnegative`` also refuses negative entries (a distortion), while a loss
+    may be any finite number. The result is a fresh, read-only array.
+    """
+    arr = np.asarray(value) if isinstance(value, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(
+                f"{name} must be a 2-D matrix of real numbers, got {show(value)}"
+            ) from exc
+    if arr.ndim != 2 or arr.shape[0] != rows or arr.shape[1] == 0:
+        raise ParameterError(
+            f"{name} must be a 2-D matrix {name}[x, y] with one row per {rows_of} ({rows}) "
+            f"and at least one column, got shape {arr.shape}"
+        )
+    try:
+        matrix = np.array(arr, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{name} must be a matrix of real numbers, got {show(value)}") from exc
+    if not np.isfinite(matrix).all():
+        where = tuple(int(i) for i in np.argwhere(~np.isfinite(matrix))[0])
+        raise ParameterError(
+            f"{name} must be finite, got {float(matrix[where])!r} at index {where}"
+        )
+    if nonnegative and (matrix < 0).any():
+        where = tuple(int(i) for i in np.argwhere(matrix < 0)[0])
+        raise ParameterError(
+            f"{name} has a negative entry {float(matrix[where])!r} at index {where}"
+        )
+    matrix.setflags(write=False)
+    return matrix
+
+
 def unit_divisor(unit: Any) -> float:
     """The divisor that turns nats into ``unit`` ("nats" or "bits")."""
     if unit not in UNITS:

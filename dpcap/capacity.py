@@ -4,59 +4,37 @@
 
     I(p, W) ≤ C ≤ max_x D(W_x ‖ pW),
 
-so a result is a bracket ``lower ≤ C ≤ upper`` computed here, by the query layer, from the
-priors an engine returns: the certificate is never taken on a solver's word.
+so a result is a bracket ``lower ≤ C ≤ upper`` recomputed by the query layer
+(:mod:`dpcap._certify`) from the priors an engine returns: the certificate is never taken on a
+solver's word.
 """
 
 from __future__ import annotations
 
-import math
 import time
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
+from dpcap import _certify, _validation as check
 from dpcap.result import (
     CapacitiesResult,
     CapacityResult,
     ChannelError,
-    ConvergenceWarning,
     ParameterError,
     SolverError,
     Status,
 )
 from dpcap.solvers import blahut, reduce
+from dpcap.solvers.status import CONIC_SOLVERS
 
 __all__ = ["capacities", "capacity"]
 
 METHODS = ("ba", "conic")
-CONIC_SOLVERS = ("CLARABEL", "ECOS", "SCS")
-DEFAULT_MAX_ITER = 100_000
 
 FloatArray = NDArray[np.float64]
-
-
-def _tolerance(tol: Any) -> float:
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol > 0:
-        raise ParameterError(f"tol must be a positive number (nats), got {check.show(tol)}")
-    if not math.isfinite(float(tol)):
-        raise ParameterError(f"tol must be finite, got {tol!r}")
-    return float(tol)
-
-
-def _max_iter(max_iter: Any) -> int:
-    return DEFAULT_MAX_ITER if max_iter is None else check.integer(max_iter, "max_iter", 1)
-
-
-def certify(W: FloatArray, prior: FloatArray) -> tuple[float, float, FloatArray]:
-    """``(I(prior, W), max_x D(W_x ‖ prior·W), prior·W)`` for one channel."""
-    D, lower, upper = blahut.bracket(W[None], prior[None])
-    del D
-    return float(lower[0]), float(upper[0]), prior @ W
 
 
 def capacity(
@@ -83,7 +61,7 @@ def capacity(
         exponential-cone program through cvxpy, an independent engine; its prior is then
         polished by the BA engine and certified like any other.
     solver : {"CLARABEL", "ECOS", "SCS"}, optional
-        The cvxpy solver for ``method="conic"`` (default CLARABEL).
+        The cvxpy solver for ``method="conic"`` (default CLARABEL; case-insensitive).
     tol : float
         Target certified gap ``upper − lower`` in nats.
     max_iter : int, optional
@@ -103,7 +81,8 @@ def capacity(
 
     Notes
     -----
-    Certificate (Blahut 1972, Arimoto 1972; DESIGN §4): ``I(p, W) ≤ C ≤ max_x D(W_x ‖ pW)``.
+    Certificate (Blahut 1972, Arimoto 1972; ``docs/mathematics.rst`` §1):
+    ``I(p, W) ≤ C ≤ max_x D(W_x ‖ pW)``.
     KKT: ``D(W_x ‖ q*) = C`` on the support of an optimal prior and ``≤ C`` off it.
 
     Examples
@@ -116,11 +95,10 @@ def capacity(
     (True, 'converged')
     """
     matrix = check.stochastic_matrix(W, "W")
-    tolerance = _tolerance(tol)
-    budget = _max_iter(max_iter)
+    tolerance = check.tolerance(tol)
+    budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {METHODS}, got {check.show(method)}")
+    check.choice(method, METHODS, "method")
     if method == "ba" and solver is not None:
         raise ParameterError(
             f"solver selects a cvxpy solver for method='conic'; got solver={solver!r} with "
@@ -132,38 +110,40 @@ def capacity(
         tag, note, iterations = "ba", "", int(solution.iterations[0])
         status_if_open = Status.MAX_ITER
     else:
-        name = CONIC_SOLVERS[0] if solver is None else solver
-        if name not in CONIC_SOLVERS:
-            raise ParameterError(f"solver must be one of {CONIC_SOLVERS}, got {check.show(solver)}")
+        name = CONIC_SOLVERS[0] if solver is None else check.solver(solver, CONIC_SOLVERS)
         start = time.perf_counter()
         from dpcap.solvers import conic  # cvxpy is imported there, lazily
 
         raw = conic.capacity_conic(reduction.matrix, solver=name, tol=tolerance)
-        if raw.status in ("failed", "infeasible"):
-            raise SolverError(f"{name} failed on the capacity program: {raw.message}")
-        raw_lower, raw_upper, _ = certify(reduction.matrix, raw.prior)
+        if not raw.status.usable:
+            raise SolverError(
+                f"{name} failed on the capacity program: {raw.message}",
+                _certify.status_of(raw.status),
+            )
+        own = _certify.bracket(reduction.matrix, raw.prior)
         solution = blahut.solve(
             reduction.matrix[None], tol=tolerance, max_iter=budget, initial=raw.prior[None]
         )
         tag, iterations = f"conic/{name}", int(solution.iterations[0])
         note = (
-            f"{name} reported {raw.objective:.12g} ({raw.status}) in "
+            f"{name} reported {raw.objective:.12g} ({raw.status.value}) in "
             f"{time.perf_counter() - start:.3g} s; its own prior certifies "
-            f"[{raw_lower:.12g}, {raw_upper:.12g}] (gap {raw_upper - raw_lower:.2g}), "
+            f"[{own.lower:.12g}, {own.upper:.12g}] (gap {own.upper - own.lower:.2g}), "
             "polished by the BA engine"
         )
         status_if_open = Status.INACCURATE
-    prior = reduction.prior_back(solution.prior[0])
-    lower, _, output = certify(matrix, prior)
-    _, upper, _ = certify(matrix, reduction.prior_back(solution.upper_prior[0]))
-    upper = max(upper, lower)
-    status, message = conclude(upper - lower, tolerance, iterations, note, status_if_open)
+    lower, upper, prior = _certify.bracket(
+        matrix, solution.prior[0], solution.upper_prior[0], reduction=reduction
+    )
+    status, message = _certify.conclude(
+        upper - lower, tolerance, iterations=iterations, note=note, open_status=status_if_open
+    )
     return CapacityResult(
         value=upper / divisor,
         lower=lower / divisor,
         upper=upper / divisor,
         prior=prior,
-        output=output,
+        output=prior @ matrix,
         status=status,
         iterations=iterations,
         method=tag,
@@ -171,35 +151,6 @@ def capacity(
         message=message,
         tol=tolerance,
     )
-
-
-def conclude(
-    gap: float,
-    tol: float,
-    iterations: int,
-    note: str = "",
-    open_status: Status = Status.MAX_ITER,
-    stacklevel: int = 3,
-) -> tuple[Status, str]:
-    """Status and message of a certified bracket; warns when it did not close.
-
-    Shared by every query that returns a bracket: ``converged`` iff ``gap <= tol``; otherwise
-    ``open_status`` and a :class:`~dpcap.result.ConvergenceWarning` that says by how much,
-    attributed ``stacklevel`` frames up (3: the caller of the public function that called this).
-    """
-    if gap <= tol:
-        status = Status.CONVERGED
-        head = f"certified gap {gap:.3g} nats <= tol {tol:.3g}"
-    else:
-        status = open_status
-        head = (
-            f"not converged: certified gap {gap:.3g} nats > tol {tol:.3g} "
-            f"after {iterations} iterations"
-        )
-    message = f"{head}; {note}" if note else head
-    if status is not Status.CONVERGED:
-        warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel)
-    return status, message
 
 
 def _stack(Ws: Any) -> tuple[FloatArray, tuple[tuple[int, int], ...]]:
@@ -266,8 +217,8 @@ def capacities(
     [0.693147180560, 0.0]
     """
     stack, shapes = _stack(Ws)
-    tolerance = _tolerance(tol)
-    budget = _max_iter(max_iter)
+    tolerance = check.tolerance(tol)
+    budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     solution = blahut.solve(stack, tol=tolerance, max_iter=budget)
     B, nx, ny = stack.shape
@@ -281,9 +232,7 @@ def capacities(
             for p in (raw, raw_upper):  # the padded duplicates' mass goes back to row 0
                 p[b, 0] += p[b, rows:].sum()
                 p[b, rows:] = 0.0
-    _, lower, _ = blahut.bracket(stack, raw)
-    *_, upper = blahut.bracket(stack, raw_upper)
-    upper = np.maximum(upper, lower)
+    lower, upper = _certify.batch_bracket(stack, raw, raw_upper)
     q = np.einsum("bx,bxy->by", raw, stack)
     if ragged:
         for b, (rows, cols) in enumerate(shapes):
@@ -291,16 +240,12 @@ def capacities(
             output[b, :cols] = q[b, :cols]
     else:
         prior, output = raw, q
-    converged = upper - lower <= tolerance
-    status = np.array([Status.CONVERGED if c else Status.MAX_ITER for c in converged], dtype=object)
-    open_count = int((~converged).sum())
-    message = (
-        f"all {B} brackets closed to tol {tolerance:.3g}"
-        if open_count == 0
-        else f"{open_count} of {B} channels not converged after {budget} iterations"
+    status, message = _certify.conclude_many(
+        [Status.CONVERGED if gap <= tolerance else Status.MAX_ITER for gap in upper - lower],
+        tolerance,
+        what="channels",
+        note=f"budget {budget} iterations each",
     )
-    if open_count:
-        warnings.warn(message, ConvergenceWarning, stacklevel=2)
     return CapacitiesResult(
         value=upper / divisor,
         lower=lower / divisor,

@@ -299,7 +299,7 @@ def _evaluate(problem: _Problem, eps: float) -> _Point:
             problem.cost, problem.first, problem.second, solver=problem.solver
         )
     solution = problem.lp.solve(eps)
-    if solution.status in ("failed", "infeasible"):
+    if not solution.status.usable:
         details = (
             ("raw_dp_level", math.nan),
             ("distortion_before_repair", math.nan),

@@ -206,11 +206,13 @@ def renyi_capacity(
 
             name = "CLARABEL" if solver is None else solver
             raw = conic.renyi_capacity_conic(reduction.matrix, a, solver=name, tol=tolerance)
-            if raw.status in ("failed", "infeasible"):
+            if not raw.status.usable:
                 raise SolverError(f"{name} failed on the α-capacity program: {raw.message}")
             initial = raw.prior[None]
             tag = f"conic/{name}"
-            note = f"{name} reported {raw.objective:.12g} ({raw.status}); polished by the engine"
+            note = (
+                f"{name} reported {raw.objective:.12g} ({raw.status.value}); polished by the engine"
+            )
         sol = blahut.solve(
             reduction.matrix[None], tol=tolerance, max_iter=budget, initial=initial, model=model
         )

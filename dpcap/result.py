@@ -11,10 +11,16 @@ One hierarchy for the whole library (DESIGN §3):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # pandas is imported lazily, by to_frame only
+    import pandas as pd
 
 __all__ = [
     "CapacitiesResult",
@@ -22,7 +28,10 @@ __all__ = [
     "ChannelError",
     "ConvergenceWarning",
     "CorrelatedLeakageResult",
+    "CurveResult",
+    "DistortionResult",
     "DpcapError",
+    "FunnelCurve",
     "FunnelResult",
     "MIDPResult",
     "MechanismError",
@@ -30,6 +39,7 @@ __all__ = [
     "ParameterError",
     "PriorError",
     "ProblemTooLargeError",
+    "RenyiProfile",
     "SolverError",
     "Status",
 ]
@@ -77,6 +87,9 @@ class Status(enum.Enum):
         """Whether the bracket met the requested tolerance."""
         return self is Status.CONVERGED
 
+    def __str__(self) -> str:
+        return self.value
+
 
 class SolverError(DpcapError, RuntimeError):
     """A numerical engine failed outright; ``status`` says how."""
@@ -101,8 +114,127 @@ def _short(values: tuple[int, ...], limit: int = 12) -> str:
     return f"({head}, ... {len(values) - limit} more)"
 
 
+def _plain(value: Any) -> Any:
+    """A JSON-safe copy: statuses as their string, arrays and tuples as lists, numbers as
+    Python ``int``/``float`` (∞ stays ``inf``), nested results as dicts, details as a dict."""
+    if isinstance(value, Status):
+        return value.value
+    if isinstance(value, _Result):
+        return value.to_dict()
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()] if value.dtype == object else value.tolist()
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class _Result:
+    """What every result has: ``float(r)``, ``gap``, ``to_dict()`` and ``to_frame()``.
+
+    A point result is a frozen dataclass with float ``value``/``lower``/``upper``; the methods
+    here read its fields generically, so a new result type gets them by inheriting.
+    """
+
+    value: Any
+    lower: Any
+    upper: Any
+
+    #: Fields that are method-specific numbers stored as ``((name, value), ...)``.
+    _details: ClassVar[tuple[str, ...]] = ("details",)
+
+    @property
+    def gap(self) -> Any:
+        """``upper − lower`` (in ``unit``; an array for curves and batches)."""
+        return self.upper - self.lower
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-safe (see Notes of :mod:`dpcap.result`), plus ``gap``."""
+        out: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name in self._details:
+                out[f.name] = {str(k): _plain(v) for k, v in value}
+            else:
+                out[f.name] = _plain(value)
+        out["gap"] = _plain(self.gap)
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """A one-row pandas DataFrame of the scalar fields (arrays as lists in their cell)."""
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+
+class _Sequence(_Result):
+    """A curve or a batch: array fields over its points, ``len``, ``r[i]`` and one row per point.
+
+    ``axis`` names the field that indexes the points by their meaning (``D``, ``R``, ``alpha``),
+    or is empty for a batch.
+    """
+
+    axis: ClassVar[str] = ""
+    status: NDArray[np.object_]
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __getitem__(self, i: int) -> Any:
+        n = len(self)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"{type(self).__name__} indices must be integers, got {i!r}")
+        if not -n <= int(i) < n:
+            raise IndexError(f"index {i} out of range for {n} points")
+        return self._point(int(i) % n)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self._point(i) for i in range(len(self)))
+
+    def _point(self, i: int) -> Any:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @property
+    def converged(self) -> NDArray[np.bool_]:
+        """Whether each point's bracket closed to ``tol``."""
+        return np.array([s is Status.CONVERGED for s in self.status], dtype=bool)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-safe; the point results under ``points`` as dicts."""
+        out = super().to_dict()
+        out["points"] = [p.to_dict() for p in self]
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per point: the per-point arrays as columns, the shared fields repeated."""
+        import pandas as pd
+
+        n = len(self)
+        columns: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name == "points":
+                continue
+            if isinstance(value, np.ndarray) and value.ndim == 1 and len(value) == n:
+                columns[f.name] = [_plain(v) for v in value]
+            elif isinstance(value, np.ndarray) and value.ndim == 2 and len(value) == n:
+                columns[f.name] = [row.tolist() for row in value]
+            elif isinstance(value, (str, float, int)):
+                columns[f.name] = [value] * n
+        columns["gap"] = [float(g) for g in np.asarray(self.gap, dtype=np.float64)]
+        return pd.DataFrame(columns)
+
+
 @dataclass(frozen=True, repr=False)
-class CapacityResult:
+class CapacityResult(_Result):
     """A certified capacity: ``lower ≤ C ≤ upper``, with the prior that attains ``lower``.
 
     Attributes
@@ -139,14 +271,6 @@ class CapacityResult:
     message: str
     tol: float
 
-    @property
-    def gap(self) -> float:
-        """``upper − lower`` (in ``unit``)."""
-        return self.upper - self.lower
-
-    def __float__(self) -> float:
-        return self.value
-
     def __repr__(self) -> str:
         return (
             f"CapacityResult(value={_fmt(self.value)} {self.unit}, "
@@ -156,7 +280,7 @@ class CapacityResult:
 
 
 @dataclass(frozen=True, repr=False)
-class CapacitiesResult:
+class CapacitiesResult(_Sequence):
     """Certified capacities of a batch: the fields of :class:`CapacityResult` as arrays.
 
     ``prior`` and ``output`` have shape ``(B, max n_inputs)`` and ``(B, max n_outputs)``; for a
@@ -177,30 +301,34 @@ class CapacitiesResult:
     tol: float
     shapes: tuple[tuple[int, int], ...]
 
-    @property
-    def converged(self) -> NDArray[np.bool_]:
-        """Whether each element's bracket closed to ``tol``."""
-        return np.array([s is Status.CONVERGED for s in self.status], dtype=bool)
-
-    def __len__(self) -> int:
-        return len(self.value)
-
-    def __getitem__(self, i: int) -> CapacityResult:
+    def _point(self, i: int) -> CapacityResult:
         nx, ny = self.shapes[i]
-        status = self.status[i]
         return CapacityResult(
             value=float(self.value[i]),
             lower=float(self.lower[i]),
             upper=float(self.upper[i]),
             prior=self.prior[i, :nx].copy(),
             output=self.output[i, :ny].copy(),
-            status=status,
+            status=self.status[i],
             iterations=int(self.iterations[i]),
             method=self.method,
             unit=self.unit,
             message=self.message,
             tol=self.tol,
         )
+
+    def __getitem__(self, i: int) -> CapacityResult:
+        result: CapacityResult = super().__getitem__(i)
+        return result
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per channel, with its ``n_inputs`` and ``n_outputs``."""
+        frame = super().to_frame()
+        frame["n_inputs"] = [s[0] for s in self.shapes]
+        frame["n_outputs"] = [s[1] for s in self.shapes]
+        frame["prior"] = [self[i].prior.tolist() for i in range(len(self))]
+        frame["output"] = [self[i].output.tolist() for i in range(len(self))]
+        return frame
 
     def __repr__(self) -> str:
         done = int(self.converged.sum())
@@ -212,7 +340,60 @@ class CapacitiesResult:
 
 
 @dataclass(frozen=True, repr=False)
-class MIDPResult:
+class RenyiProfile(_Sequence):
+    """``α ↦ C_α`` over a grid, with the certified brackets and the diameter band.
+
+    ``value``, ``lower``, ``upper`` and ``diameter`` (``max_{x,x'} D_α(W_x ‖ W_x')``, an upper
+    bound on the naive α-information) are arrays over ``alpha``; ``prior`` has one row per α;
+    ``status`` one :class:`Status` per α; ``profile[k]`` is the :class:`CapacityResult` of
+    order ``alpha[k]``.
+    """
+
+    axis: ClassVar[str] = "alpha"
+
+    alpha: NDArray[np.float64]
+    value: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    diameter: NDArray[np.float64]
+    prior: NDArray[np.float64]
+    output: NDArray[np.float64]
+    status: NDArray[np.object_]
+    iterations: NDArray[np.int64]
+    method: str
+    unit: str
+    message: str
+    tol: float
+
+    def _point(self, i: int) -> CapacityResult:
+        return CapacityResult(
+            value=float(self.value[i]),
+            lower=float(self.lower[i]),
+            upper=float(self.upper[i]),
+            prior=self.prior[i].copy(),
+            output=self.output[i].copy(),
+            status=self.status[i],
+            iterations=int(self.iterations[i]),
+            method=f"{self.method} (order {self.alpha[i]:g})",
+            unit=self.unit,
+            message=self.message,
+            tol=self.tol,
+        )
+
+    def __getitem__(self, i: int) -> CapacityResult:
+        result: CapacityResult = super().__getitem__(i)
+        return result
+
+    def __repr__(self) -> str:
+        done = int(self.converged.sum())
+        return (
+            f"RenyiProfile({len(self)} orders in [{self.alpha.min():.3g}, "
+            f"{self.alpha.max():.3g}], {done} converged, unit={self.unit!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class MIDPResult(_Result):
     """Mutual-information DP level ``max_i sup_P I(X_i; Y | X^{-i})`` (Cuff & Yu, Def. 2).
 
     ``value`` is ``upper``, the conservative end of the bracket. The witness is the ``entry``
@@ -238,9 +419,6 @@ class MIDPResult:
     message: str
     tol: float
 
-    def __float__(self) -> float:
-        return self.value
-
     def __repr__(self) -> str:
         return (
             f"MIDPResult(value={_fmt(self.value)} {self.unit}, "
@@ -251,7 +429,7 @@ class MIDPResult:
 
 
 @dataclass(frozen=True, repr=False)
-class CorrelatedLeakageResult:
+class CorrelatedLeakageResult(_Result):
     """``sup_{P_{X^n}} I(X_i; Y)``: leakage to an adversary without side information.
 
     The witness: for each value ``a`` of ``X_i``, the context ``rows[a]`` (values of the other
@@ -272,9 +450,6 @@ class CorrelatedLeakageResult:
     message: str
     tol: float
 
-    def __float__(self) -> float:
-        return self.value
-
     def __repr__(self) -> str:
         return (
             f"CorrelatedLeakageResult(value={_fmt(self.value)} {self.unit}, "
@@ -284,7 +459,7 @@ class CorrelatedLeakageResult:
 
 
 @dataclass(frozen=True, repr=False)
-class DistortionResult:
+class DistortionResult(_Result):
     """One point of a distortion trade-off: a certified value and the mechanism attaining it.
 
     Used by ``rate_distortion`` (``value`` = R(D)), ``mi_privacy_distortion``,
@@ -313,9 +488,6 @@ class DistortionResult:
     tol: float
     details: tuple[tuple[str, float], ...] = ()
 
-    def __float__(self) -> float:
-        return self.value
-
     def __repr__(self) -> str:
         return (
             f"DistortionResult(value={_fmt(self.value)} {self.unit}, bracket=[{_fmt(self.lower)}, "
@@ -326,40 +498,46 @@ class DistortionResult:
 
 
 @dataclass(frozen=True, repr=False)
-class CurveResult:
-    """A sampled trade-off curve: arrays over the sample points, plus the point results.
+class CurveResult(_Sequence):
+    """A sampled distortion trade-off curve: arrays over the points, plus the point results.
 
-    ``x`` are the abscissae (distortion levels D, or utility levels R), ``value``, ``lower``
-    and ``upper`` the certified ordinates, ``status`` one :class:`Status` per point and
-    ``points[k]`` the full :class:`DistortionResult` (with its mechanism) of point k.
+    ``D`` are the distortion levels of the points, ``value``, ``lower`` and ``upper`` the
+    certified ordinates (R(D) or ε*(D), in ``unit``), ``status`` one :class:`Status` per point,
+    ``iterations`` the engine iterations per point, and ``curve[k]`` (also ``points[k]``) the
+    full :class:`DistortionResult` of point k, with its mechanism.
     """
 
-    x: NDArray[np.float64]
+    axis: ClassVar[str] = "D"
+
+    D: NDArray[np.float64]
     value: NDArray[np.float64]
     lower: NDArray[np.float64]
     upper: NDArray[np.float64]
     status: NDArray[np.object_]
+    iterations: NDArray[np.int64]
     points: tuple[DistortionResult, ...]
     method: str
     unit: str
     message: str
+    tol: float
 
-    def __len__(self) -> int:
-        return len(self.x)
+    def _point(self, i: int) -> DistortionResult:
+        return self.points[i]
 
-    def __getitem__(self, k: int) -> DistortionResult:
-        return self.points[k]
+    def __getitem__(self, i: int) -> DistortionResult:
+        result: DistortionResult = super().__getitem__(i)
+        return result
 
     def __repr__(self) -> str:
-        done = sum(s is Status.CONVERGED for s in self.status)
+        done = int(self.converged.sum())
         return (
-            f"CurveResult({len(self)} points, x in [{_fmt(float(self.x.min()))}, "
-            f"{_fmt(float(self.x.max()))}], {done} converged, method={self.method!r})"
+            f"CurveResult({len(self)} points, D in [{_fmt(float(self.D.min()))}, "
+            f"{_fmt(float(self.D.max()))}], {done} converged, method={self.method!r})"
         )
 
 
 @dataclass(frozen=True, repr=False)
-class FunnelResult:
+class FunnelResult(_Result):
     """One point of the privacy–utility region of a Markov chain ``S − X − Y``, with its mechanism.
 
     Used by ``privacy_funnel`` (``value`` = PF(R) = min I(S;Y) s.t. I(X;Y) ≥ R),
@@ -391,14 +569,6 @@ class FunnelResult:
     tol: float
     details: tuple[tuple[str, float], ...] = ()
 
-    @property
-    def gap(self) -> float:
-        """``upper − lower`` (in ``unit``)."""
-        return self.upper - self.lower
-
-    def __float__(self) -> float:
-        return self.value
-
     def __repr__(self) -> str:
         return (
             f"FunnelResult({self.problem}: value={_fmt(self.value)} {self.unit}, "
@@ -407,3 +577,62 @@ class FunnelResult:
             f"outputs={self.mechanism.shape[1]}, status={self.status.value}, "
             f"method={self.method!r})"
         )
+
+
+@dataclass(frozen=True, repr=False)
+class FunnelCurve(_Sequence):
+    """A sampled privacy funnel or information bottleneck curve over ``R ∈ [0, H(X)]``.
+
+    ``R`` are the utility levels, ``value``, ``lower`` and ``upper`` the certified ordinates
+    (in ``unit``), ``utility`` and ``leakage`` the ``I(X;Y)`` and ``I(S;Y)`` of each point's
+    mechanism, ``status`` one :class:`Status` per point, ``iterations`` per point, and
+    ``curve[k]`` (also ``points[k]``) the full :class:`FunnelResult` of point k (with its
+    mechanism). ``problem`` is ``"privacy_funnel"`` or ``"information_bottleneck"``.
+    """
+
+    axis: ClassVar[str] = "R"
+
+    R: NDArray[np.float64]
+    value: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    utility: NDArray[np.float64]
+    leakage: NDArray[np.float64]
+    status: NDArray[np.object_]
+    iterations: NDArray[np.int64]
+    points: tuple[FunnelResult, ...]
+    problem: str
+    method: str
+    unit: str
+    message: str
+    tol: float
+
+    def _point(self, i: int) -> FunnelResult:
+        return self.points[i]
+
+    def __getitem__(self, i: int) -> FunnelResult:
+        result: FunnelResult = super().__getitem__(i)
+        return result
+
+    def __repr__(self) -> str:
+        done = int(self.converged.sum())
+        largest = float(np.max(self.upper - self.lower)) if len(self) else math.nan
+        return (
+            f"FunnelCurve({self.problem}, {len(self)} points, R in [{float(self.R.min()):.6g}, "
+            f"{float(self.R.max()):.6g}] {self.unit}, {done} converged, "
+            f"largest gap {largest:.3g}, method={self.method!r})"
+        )
+
+
+def curve_arrays(points: tuple[Any, ...]) -> dict[str, NDArray[Any]]:
+    """The shared array fields of a curve from its point results: value, lower, upper, status,
+    iterations (one entry per point)."""
+    status = np.empty(len(points), dtype=object)
+    status[:] = [p.status for p in points]
+    return {
+        "value": np.array([p.value for p in points], dtype=np.float64),
+        "lower": np.array([p.lower for p in points], dtype=np.float64),
+        "upper": np.array([p.upper for p in points], dtype=np.float64),
+        "status": status,
+        "iterations": np.array([p.iterations for p in points], dtype=np.int64),
+    }

@@ -25,16 +25,18 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import entr
 
+from .status import CONIC_SOLVERS, EngineStatus, canonical, from_cvxpy
+from .status import RENYI_SOLVERS as _RENYI
+
 FloatArray = NDArray[np.float64]
 
 __all__ = ["RENYI_SOLVERS", "SOLVERS", "ConicSolution", "capacity_conic", "renyi_capacity_conic"]
 
-#: The conic solvers this engine drives, in preference order.
-SOLVERS: tuple[str, ...] = ("CLARABEL", "ECOS", "SCS")
+#: The conic solvers this engine drives (:mod:`.status` holds the names, in preference order).
+SOLVERS: tuple[str, ...] = CONIC_SOLVERS
 
-#: The solvers of :data:`SOLVERS` that accept power cones (:func:`renyi_capacity_conic`); ECOS
-#: handles only linear, second-order and exponential cones.
-RENYI_SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
+#: The solvers of :data:`SOLVERS` that accept power cones (:func:`renyi_capacity_conic`).
+RENYI_SOLVERS: tuple[str, ...] = _RENYI
 
 #: Tightest tolerance asked of each solver: the smallest setting at which it returned "optimal" on
 #: every benchmark channel (BSC, BEC, Z, near-duplicate rows, 64-ary RR, truncated geometric on
@@ -48,22 +50,6 @@ RENYI_SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
 #: on BSC, Z and 16 × 16 Dirichlet channels, and SCS once needed 0.6 s for a 16 × 16 channel.
 _FLOOR: dict[str, float] = {"CLARABEL": 1e-9, "ECOS": 1e-12, "SCS": 1e-9}
 
-#: cvxpy status → this engine's vocabulary, in the manner of cvxpy's own backends mapping their
-#: native codes. ``user_limit`` (an iteration or time cap) still carries a solution: inaccurate.
-#: ``unbounded`` cannot happen for a bounded objective on the simplex; it is a solver failure.
-_STATUS: dict[str, str] = {
-    "optimal": "optimal",
-    "optimal_inaccurate": "inaccurate",
-    "user_limit": "inaccurate",
-    "infeasible": "infeasible",
-    "infeasible_inaccurate": "infeasible",
-    "infeasible_or_unbounded": "infeasible",
-    "unbounded": "failed",
-    "unbounded_inaccurate": "failed",
-    "solver_error": "failed",
-}
-
-
 @dataclass(frozen=True)
 class ConicSolution:
     """Raw output of :func:`capacity_conic` and :func:`renyi_capacity_conic`.
@@ -76,8 +62,9 @@ class ConicSolution:
     objective : float
         The solver's reported optimal value converted to the capacity in nats (``I(p)`` for
         Shannon, ``I_α^S(p)`` for Rényi; NaN when it returned none). Not a certificate.
-    status : str
-        ``"optimal"``, ``"inaccurate"``, ``"infeasible"`` or ``"failed"``.
+    status : EngineStatus
+        ``OPTIMAL``, ``INACCURATE``, ``INFEASIBLE`` or ``FAILED`` (mapped from cvxpy's status by
+        :func:`.status.from_cvxpy`).
     solver : str
         The solver used (``"CLARABEL"``, ``"ECOS"`` or ``"SCS"``).
     solve_time : float
@@ -89,7 +76,7 @@ class ConicSolution:
 
     prior: FloatArray
     objective: float
-    status: str
+    status: EngineStatus
     solver: str
     solve_time: float
     message: str
@@ -307,9 +294,10 @@ def renyi_capacity_conic(
 
 
 def _check_solver(solver: object, allowed: tuple[str, ...]) -> str:
-    if not isinstance(solver, str) or solver.upper() not in allowed:
+    name = canonical(solver, allowed)
+    if name is None:
         raise ValueError(f"solver must be one of {', '.join(allowed)}; got solver={solver!r}")
-    return solver.upper()
+    return name
 
 
 def _check_alpha(alpha: object) -> float:
@@ -366,11 +354,11 @@ def _run(
             problem.solve(solver=name, **_options(name, eps, max_iter))
     except cp.error.SolverError as err:
         return _failed(n, name, start, f"{name} failed: {err}")
-    status = _STATUS.get(str(problem.status), "failed")
+    status = from_cvxpy(problem.status)
     raw: Any = p.value
     value: Any = problem.value
     objective_value = math.nan if value is None else convert(float(value))
-    if raw is None or status in ("infeasible", "failed"):
+    if raw is None or not status.usable:
         return _failed(n, name, start, f"{name} returned status {problem.status!r}", status)
     prior = np.clip(np.asarray(raw, dtype=np.float64), 0.0, None)
     total = prior.sum()
@@ -403,7 +391,9 @@ def _options(name: str, eps: float, max_iter: int | None) -> dict[str, float | i
     return options
 
 
-def _failed(n: int, name: str, start: float, message: str, status: str = "failed") -> ConicSolution:
+def _failed(
+    n: int, name: str, start: float, message: str, status: EngineStatus = EngineStatus.FAILED
+) -> ConicSolution:
     return ConicSolution(
         prior=np.full(n, 1.0 / n),
         objective=float("nan"),

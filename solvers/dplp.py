@@ -61,8 +61,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .conic import _STATUS  # one cvxpy-status vocabulary for every engine
 from .pairwise import chunks
+from .status import LP_SOLVERS, EngineStatus, canonical, from_cvxpy, from_linprog
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 #: The backends :class:`MechanismLP` drives, in preference order (see the module notes).
-SOLVERS: tuple[str, ...] = ("CLARABEL", "HIGHS", "ECOS", "SCS")
+SOLVERS: tuple[str, ...] = LP_SOLVERS
 
 #: The backend used when none is named: the fastest accurate one on the benchmark.
 DEFAULT_SOLVER = "CLARABEL"
@@ -109,16 +109,6 @@ _HIGHS_OPTIONS: dict[str, float | bool] = {
 }
 
 
-#: ``scipy.optimize.linprog`` status → vocabulary: 0 optimal, 1 iteration limit, 2 infeasible,
-#: 3 unbounded, 4 numerical difficulties.
-_LINPROG_STATUS: dict[int, str] = {
-    0: "optimal",
-    1: "inaccurate",
-    2: "infeasible",
-    3: "failed",
-    4: "inaccurate",
-}
-
 #: The unit roundoff of float64.
 _U = 2.0**-53
 
@@ -142,8 +132,8 @@ class LPSolution:
     residual : float
         The raw mechanism's largest primal violation: of a row sum (``|Σ_y W_xy − 1|``), of a
         bound (``−W_xy``) or of a ratio (``W[a, y] − e^ε W[b, y]``); NaN if there is no matrix.
-    status : str
-        ``"optimal"``, ``"inaccurate"``, ``"infeasible"`` or ``"failed"``.
+    status : EngineStatus
+        ``OPTIMAL``, ``INACCURATE``, ``INFEASIBLE`` or ``FAILED``.
     solver : str
     iterations : int
     solve_time : float
@@ -155,7 +145,7 @@ class LPSolution:
     multipliers: FloatArray
     objective: float
     residual: float
-    status: str
+    status: EngineStatus
     solver: str
     iterations: int
     solve_time: float
@@ -199,12 +189,12 @@ class MechanismLP:
     >>> import numpy as np
     >>> lp = MechanismLP(0.5 * (1 - np.eye(2)), np.array([0]), np.array([1]), solver="HIGHS")
     >>> sol = lp.solve(1.0)
-    >>> sol.status, round(sol.objective, 12) == round(1 / (1 + math.e), 12)
+    >>> sol.status.value, round(sol.objective, 12) == round(1 / (1 + math.e), 12)
     ('optimal', True)
     """
 
     def __init__(self, cost: FloatArray, first: IntArray, second: IntArray, *, solver: str) -> None:
-        if not isinstance(solver, str) or solver.upper() not in SOLVERS:
+        if canonical(solver, SOLVERS) is None:
             raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got solver={solver!r}")
         cost = np.asarray(cost, dtype=np.float64)
         if cost.ndim != 2 or cost.size == 0 or not np.isfinite(cost).all():
@@ -256,7 +246,7 @@ class MechanismLP:
         )
         if self.rows.size == 0:
             return LPSolution(
-                W, mu, objective, 0.0, "optimal", self.solver, 0, 0.0, "no neighbours"
+                W, mu, objective, 0.0, EngineStatus.OPTIMAL, self.solver, 0, 0.0, "no neighbours"
             )
         bounded = self.solver == "HIGHS" or float(eps) < BOUND_FREE_EPS
         backend = self._backends.get(bounded)
@@ -274,7 +264,7 @@ class MechanismLP:
                 mu,
                 math.nan,
                 math.nan,
-                "failed",
+                EngineStatus.FAILED,
                 self.solver,
                 0,
                 0.0,
@@ -285,7 +275,7 @@ class MechanismLP:
         elapsed = time.perf_counter() - start
         if part.mechanism is None:
             W[self.rows] = 1.0 / k
-            status = part.status if part.status != "optimal" else "failed"
+            status = EngineStatus.FAILED if part.status is EngineStatus.OPTIMAL else part.status
             return LPSolution(
                 W,
                 mu,
@@ -325,7 +315,7 @@ class _Part:
     mechanism: FloatArray | None
     multipliers: FloatArray | None
     objective: float
-    status: str
+    status: EngineStatus
     iterations: int
     message: str
 
@@ -372,10 +362,10 @@ class _Highs:
             method="highs",
             options=_HIGHS_OPTIONS,
         )
-        status = _LINPROG_STATUS.get(int(res.status), "failed")
+        status = from_linprog(res.status)
         iterations = int(getattr(res, "nit", 0) or 0)
         message = f"HiGHS: {res.message}"
-        if res.x is None or status in ("infeasible", "failed"):
+        if res.x is None or not status.usable:
             return _Part(None, None, math.nan, status, iterations, message)
         marginals = getattr(getattr(res, "ineqlin", None), "marginals", None)
         mu = None if marginals is None else -np.asarray(marginals, dtype=np.float64)
@@ -421,14 +411,14 @@ class _Conic:
                 warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
                 self._problem.solve(solver=self._name, **_CONIC_OPTIONS[self._name])
         except cp.error.SolverError as err:
-            return _Part(None, None, math.nan, "failed", 0, f"{self._name} failed: {err}")
+            return _Part(None, None, math.nan, EngineStatus.FAILED, 0, f"{self._name} failed: {err}")
         raw_status = str(self._problem.status)
-        status = _STATUS.get(raw_status, "failed")
+        status = from_cvxpy(raw_status)
         stats = self._problem.solver_stats
         iterations = int(stats.num_iters) if stats is not None and stats.num_iters else 0
         message = f"{self._name}: {raw_status}"
         value: Any = self._W.value
-        if value is None or status in ("infeasible", "failed"):
+        if value is None or not status.usable:
             return _Part(None, None, math.nan, status, iterations, message)
         dual: Any = self._ratio.dual_value
         mu = None if dual is None else np.asarray(dual, dtype=np.float64)

@@ -111,7 +111,7 @@ def test_closed_form_capacities(case: str, solver: str) -> None:
     objective_tol, prior_tol, gap_tol = TOLERANCES[solver]
     sol = capacity_conic(W, solver=solver, tol=1e-9)
     assert isinstance(sol, ConicSolution)
-    assert sol.status == "optimal", sol.message
+    assert sol.status.value == "optimal", sol.message
     assert sol.solver == solver
     assert sol.solve_time > 0
     assert sol.objective == pytest.approx(C, abs=objective_tol)
@@ -149,7 +149,7 @@ def test_solver_error_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(cp.Problem, "solve", broken)
     sol = capacity_conic(np.eye(3), solver="ECOS")
-    assert sol.status == "failed"
+    assert sol.status.value == "failed"
     assert "numerical trouble" in sol.message
     assert math.isnan(sol.objective)
     np.testing.assert_allclose(sol.prior, np.full(3, 1 / 3))
@@ -159,7 +159,7 @@ def test_solver_error_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) ->
 def test_iteration_cap_is_inaccurate_or_failed(solver: str) -> None:
     """A capped run is never "optimal"; when it carries a point, the prior is a distribution."""
     sol = capacity_conic(z_channel(0.5)[0], solver=solver, tol=1e-9, max_iter=2)
-    assert sol.status in ("inaccurate", "failed"), sol.message
+    assert sol.status.value in ("inaccurate", "failed"), sol.message
     assert np.all(sol.prior >= 0)
     assert sol.prior.sum() == pytest.approx(1.0, abs=1e-14)
 
@@ -232,7 +232,7 @@ def test_renyi_closed_form_capacities(case: str, alpha: float, solver: str) -> N
     objective_tol, gap_tol = RENYI_TOLERANCES[solver]
     sol = renyi_capacity_conic(W, alpha, solver=solver, tol=1e-9)
     assert isinstance(sol, ConicSolution)
-    assert sol.status == "optimal", sol.message
+    assert sol.status.value == "optimal", sol.message
     assert sol.solver == solver
     assert sol.objective == pytest.approx(C, abs=objective_tol)
     assert sol.prior.shape == (W.shape[0],)
@@ -257,7 +257,7 @@ def test_z_channel_sibson_closed_form_at_order_two() -> None:
 def test_z_channel_sibson_optimal_prior(solver: str) -> None:
     W = np.array([[1.0, 0.0], [0.5, 0.5]])
     sol = renyi_capacity_conic(W, 2.0, solver=solver, tol=1e-9)
-    assert sol.status == "optimal", sol.message
+    assert sol.status.value == "optimal", sol.message
     assert sol.objective == pytest.approx(math.log(4 / 3), abs=1e-6)
     np.testing.assert_allclose(sol.prior, [2 / 3, 1 / 3], atol=1e-4)
     lower, upper = renyi_bracket(W, sol.prior, 2.0)
@@ -319,7 +319,7 @@ def test_renyi_solver_error_is_reported_not_raised(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(cp.Problem, "solve", broken)
     sol = renyi_capacity_conic(np.eye(3), 0.5, solver="SCS")
-    assert sol.status == "failed"
+    assert sol.status.value == "failed"
     assert "numerical trouble" in sol.message
     assert math.isnan(sol.objective)
     np.testing.assert_allclose(sol.prior, np.full(3, 1 / 3))
@@ -328,6 +328,6 @@ def test_renyi_solver_error_is_reported_not_raised(monkeypatch: pytest.MonkeyPat
 @pytest.mark.parametrize("solver", RENYI_SOLVERS)
 def test_renyi_iteration_cap_is_inaccurate_or_failed(solver: str) -> None:
     sol = renyi_capacity_conic(np.array([[1.0, 0.0], [0.5, 0.5]]), 2.0, solver=solver, max_iter=2)
-    assert sol.status in ("inaccurate", "failed"), sol.message
+    assert sol.status.value in ("inaccurate", "failed"), sol.message
     assert np.all(sol.prior >= 0)
     assert sol.prior.sum() == pytest.approx(1.0, abs=1e-14)

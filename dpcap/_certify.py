@@ -1,0 +1,180 @@
+"""The certificate layer: solutions → certified brackets → statuses, messages and warnings.
+
+Every query goes through this module (DESIGN §2, "a certificate is never taken on a solver's
+word"):
+
+* :func:`bracket` and :func:`batch_bracket` recompute, from the priors an engine returns, the
+  bracket ``lower ≤ C ≤ upper`` of any engine model (Shannon, Sibson), mapping the exact
+  reductions back to the original channel first (see ``docs/mathematics.md`` §1);
+* :func:`status_of` is the one map from an engine's :class:`~dpcap.solvers.status.EngineStatus`
+  to the user's :class:`~dpcap.result.Status`;
+* :func:`conclude` turns a bracket into a status and a message, :func:`conclude_many` does it
+  for curves and batches (one status per element);
+* :func:`warn` raises a :class:`~dpcap.result.ConvergenceWarning` attributed to the first frame
+  outside dpcap: the user's call of the public function, whatever the depth of the call chain.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpcap.result import ConvergenceWarning, Status
+from dpcap.solvers import blahut
+from dpcap.solvers.reduce import Reduction
+from dpcap.solvers.status import EngineStatus
+
+__all__ = [
+    "Bracket",
+    "batch_bracket",
+    "bracket",
+    "conclude",
+    "conclude_many",
+    "status_of",
+    "warn",
+]
+
+FloatArray = NDArray[np.float64]
+
+_STATUS: dict[EngineStatus, Status] = {
+    EngineStatus.OPTIMAL: Status.CONVERGED,
+    EngineStatus.MAX_ITER: Status.MAX_ITER,
+    EngineStatus.MAX_CELLS: Status.MAX_ITER,
+    EngineStatus.STALLED: Status.INACCURATE,
+    EngineStatus.LOCAL: Status.INACCURATE,
+    EngineStatus.INACCURATE: Status.INACCURATE,
+    EngineStatus.INFEASIBLE: Status.INFEASIBLE,
+    EngineStatus.FAILED: Status.FAILED,
+}
+
+
+def status_of(engine: EngineStatus) -> Status:
+    """The status a result reports when its bracket did *not* close, given how the engine stopped.
+
+    A closed bracket is ``converged`` whatever the engine said (the certificate decides); an
+    open one says why: the engine's budget (``max_iter``, also for a mesh out of cells), its
+    accuracy (``inaccurate``: stalled, local, or a backend's inaccurate point), or a failure.
+    """
+    return _STATUS[engine]
+
+
+def _outside_dpcap() -> int:
+    """The ``stacklevel`` of the first frame outside the dpcap package, seen from :func:`warn`."""
+    frame = sys._getframe(2)  # the caller of warn
+    level = 2
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (isinstance(name, str) and (name == "dpcap" or name.startswith("dpcap."))):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = ConvergenceWarning) -> None:
+    """Warn, attributing the warning to the user's code that called the public function."""
+    warnings.warn(message, category, stacklevel=_outside_dpcap())
+
+
+def conclude(
+    gap: float,
+    tol: float,
+    *,
+    iterations: int | None = None,
+    note: str = "",
+    open_status: Status = Status.MAX_ITER,
+    unit: str = "nats",
+    warn_open: bool = True,
+) -> tuple[Status, str]:
+    """Status and message of one certified bracket; warns when it did not close.
+
+    ``converged`` iff ``gap <= tol``, otherwise ``open_status`` and a
+    :class:`~dpcap.result.ConvergenceWarning` (unless ``warn_open`` is False, for the points of
+    a curve, which :func:`conclude_many` reports once) saying by how much. ``gap`` and ``tol``
+    are in ``unit``; ``note`` is appended to the message.
+    """
+    if gap <= tol:
+        status = Status.CONVERGED
+        head = f"certified gap {gap:.3g} {unit} <= tol {tol:.3g}"
+    else:
+        status = open_status
+        after = "" if iterations is None else f" after {iterations} iterations"
+        head = f"not converged: certified gap {gap:.3g} {unit} > tol {tol:.3g}{after}"
+    message = f"{head}; {note}" if note else head
+    if warn_open and status is not Status.CONVERGED:
+        warn(message)
+    return status, message
+
+
+def conclude_many(
+    status: Sequence[Status] | NDArray[np.object_],
+    tol: float,
+    *,
+    what: str = "points",
+    note: str = "",
+) -> tuple[NDArray[np.object_], str]:
+    """The status array and the one message of a curve or batch; warns once if any is open."""
+    array = np.empty(len(status), dtype=object)
+    array[:] = list(status)
+    total = len(array)
+    open_count = sum(s is not Status.CONVERGED for s in array)
+    if open_count == 0:
+        head = f"all {total} {what} certified to tol {tol:.3g}"
+    else:
+        head = f"{open_count} of {total} {what} not converged to tol {tol:.3g}"
+    message = f"{head}; {note}" if note else head
+    if open_count:
+        warn(message)
+    return array, message
+
+
+class Bracket(NamedTuple):
+    """A certified bracket and the prior attaining its lower end (on the original inputs)."""
+
+    lower: float
+    upper: float
+    prior: FloatArray
+
+
+def bracket(
+    matrix: FloatArray,
+    prior: FloatArray,
+    upper_prior: FloatArray | None = None,
+    *,
+    model: blahut.Model | None = None,
+    reduction: Reduction | None = None,
+) -> Bracket:
+    """The certified bracket of one channel from an engine's priors, recomputed here.
+
+    ``lower = I(prior, W)`` (Shannon) or the model's information at ``prior``; ``upper =
+    max_x D(W_x ‖ q)`` at ``upper_prior`` (``prior`` when None): the radius bound, valid for
+    any prior (``docs/mathematics.md`` §1). Priors given on a ``reduction``'s channel are first
+    mapped back to ``matrix``'s inputs; ``upper`` is never below ``lower``.
+    """
+    if reduction is not None:
+        prior = reduction.prior_back(prior)
+        upper_prior = None if upper_prior is None else reduction.prior_back(upper_prior)
+    _, lo, up = blahut.bracket(matrix[None], prior[None], model)
+    lower = float(lo[0])
+    if upper_prior is not None:
+        *_, up = blahut.bracket(matrix[None], upper_prior[None], model)
+    return Bracket(lower, max(float(up[0]), lower), prior)
+
+
+def batch_bracket(
+    stack: FloatArray,
+    prior: FloatArray,
+    upper_prior: FloatArray | None = None,
+    *,
+    model: blahut.Model | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """``(lower, upper)`` arrays of a stack ``(B, nx, ny)`` from the engine's priors ``(B, nx)``."""
+    _, lower, upper = blahut.bracket(stack, prior, model)
+    if upper_prior is not None:
+        *_, upper = blahut.bracket(stack, upper_prior, model)
+    return lower, np.maximum(upper, lower)
