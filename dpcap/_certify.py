@@ -1,11 +1,11 @@
 """The certificate layer: solutions → certified brackets → statuses, messages and warnings.
 
-Every query goes through this module (DESIGN §2, "a certificate is never taken on a solver's
-word"):
+Every query goes through this module, because a certificate is never taken on a solver's word
+(``docs/mathematics.rst`` §1, §8):
 
 * :func:`bracket` and :func:`batch_bracket` recompute, from the priors an engine returns, the
   bracket ``lower ≤ C ≤ upper`` of any engine model (Shannon, Sibson), mapping the exact
-  reductions back to the original channel first (see ``docs/mathematics.md`` §1);
+  reductions back to the original channel first (see ``docs/mathematics.rst`` §1);
 * :func:`status_of` is the one map from an engine's :class:`~dpcap.solvers.status.EngineStatus`
   to the user's :class:`~dpcap.result.Status`;
 * :func:`conclude` turns a bracket into a status and a message, :func:`conclude_many` does it
@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Sequence
+from types import FrameType
 from typing import NamedTuple
 
 import numpy as np
@@ -42,7 +43,7 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 _STATUS: dict[EngineStatus, Status] = {
-    EngineStatus.OPTIMAL: Status.CONVERGED,
+    EngineStatus.OPTIMAL: Status.INACCURATE,
     EngineStatus.MAX_ITER: Status.MAX_ITER,
     EngineStatus.MAX_CELLS: Status.MAX_ITER,
     EngineStatus.STALLED: Status.INACCURATE,
@@ -58,20 +59,21 @@ def status_of(engine: EngineStatus) -> Status:
 
     A closed bracket is ``converged`` whatever the engine said (the certificate decides); an
     open one says why: the engine's budget (``max_iter``, also for a mesh out of cells), its
-    accuracy (``inaccurate``: stalled, local, or a backend's inaccurate point), or a failure.
+    accuracy (``inaccurate``: stalled, local, a backend's inaccurate point, or an engine that
+    met its own stopping rule while the recomputed bracket is still open), or a failure.
     """
     return _STATUS[engine]
 
 
 def _outside_dpcap() -> int:
     """The ``stacklevel`` of the first frame outside the dpcap package, seen from :func:`warn`."""
-    frame = sys._getframe(2)  # the caller of warn
+    frame: FrameType | None = sys._getframe(2)  # the caller of warn
     level = 2
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if not (isinstance(name, str) and (name == "dpcap" or name.startswith("dpcap."))):
             return level
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     return level
 
@@ -153,7 +155,7 @@ def bracket(
 
     ``lower = I(prior, W)`` (Shannon) or the model's information at ``prior``; ``upper =
     max_x D(W_x ‖ q)`` at ``upper_prior`` (``prior`` when None): the radius bound, valid for
-    any prior (``docs/mathematics.md`` §1). Priors given on a ``reduction``'s channel are first
+    any prior (``docs/mathematics.rst`` §1). Priors given on a ``reduction``'s channel are first
     mapped back to ``matrix``'s inputs; ``upper`` is never below ``lower``.
     """
     if reduction is not None:
@@ -178,3 +180,31 @@ def batch_bracket(
     if upper_prior is not None:
         *_, upper = blahut.bracket(stack, upper_prior, model)
     return lower, np.maximum(upper, lower)
+
+
+def radius_zero(matrix: FloatArray) -> Bracket:
+    """The certified bracket of the Rényi radius at α = 0 (``docs/mathematics.rst`` §4).
+
+    From the primal prior ``p`` and dual output law ``Q`` of :mod:`dpcap.solvers.renyi_zero`,
+    re-evaluated here: ``lower = −log max_y P_p(supp W_{·y})`` (a value attained by ``p``) and
+    ``upper = max_x −log Q(supp W_x)`` (a radius bound valid for any ``Q``).
+
+    Raises
+    ------
+    SolverError
+        If either linear programme returned no point.
+    """
+    from dpcap.result import SolverError
+    from dpcap.solvers import renyi_zero
+
+    solution = renyi_zero.solve(matrix)
+    if not solution.status.usable:
+        raise SolverError(
+            f"the α = 0 linear programme failed: {solution.message}", status_of(solution.status)
+        )
+    B = (matrix > 0).astype(np.float64)
+    reached = float(np.max(solution.prior @ B))
+    lower = max(-np.log(reached), 0.0) + 0.0  # + 0.0 turns −0.0 into 0.0
+    covered = B @ solution.output
+    upper = np.inf if (covered <= 0).any() else -np.log(float(np.min(covered))) + 0.0
+    return Bracket(float(lower), max(float(upper), float(lower)), solution.prior)

@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap.result import ChannelError, ParameterError, PriorError
+from dpcap.result import (
+    ChannelError,
+    MechanismError,
+    ParameterError,
+    PriorError,
+    ProblemTooLargeError,
+)
 
 #: Largest tolerated deviation of a row sum (or of a distribution's total) from 1. Inputs inside
 #: the tolerance are renormalised exactly; inputs outside it are rejected.
@@ -206,7 +212,7 @@ def solver(value: Any, options: tuple[str, ...], name: str = "solver") -> str:
     found = canonical(value, options)
     if found is None:
         raise ParameterError(
-            f"{name} must be one of {options} (case-insensitive), got {show(value)}"
+            f"{name} must be one of {options}, got {show(value)} (names are case-insensitive)"
         )
     return found
 
@@ -256,3 +262,60 @@ def unit_divisor(unit: Any) -> float:
     if unit not in UNITS:
         raise ParameterError(f"unit must be one of {sorted(UNITS)}, got {show(unit)}")
     return UNITS[unit]
+
+
+def nonnegative_scalar(
+    value: Any, name: str, *, allow_inf: bool = True, positive: bool = False
+) -> float:
+    """Validate one real number in ``[0, ∞]`` (``(0, ∞]`` if ``positive``; finite unless
+    ``allow_inf``): a parameter such as ε, σ or a sensitivity."""
+    arr = nonnegative(value, name, allow_inf=allow_inf)
+    if arr.ndim != 0:
+        raise ParameterError(f"{name} must be a scalar, got {show(value)}")
+    out = float(arr)
+    if positive and out == 0.0:
+        raise ParameterError(f"{name} must be > 0, got {show(value)}")
+    return out
+
+
+def probability_scalar(value: Any, name: str) -> float:
+    """Validate one probability in ``[0, 1]``."""
+    arr = probability(value, name)
+    if arr.ndim != 0:
+        raise ParameterError(f"{name} must be a scalar, got {show(value)}")
+    return float(arr)
+
+
+def domain_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
+    """Validate the domain sizes ``(m_1, …, m_n)`` of a database: at least one entry, each ≥ 1."""
+    try:
+        dims = tuple(shape)
+    except TypeError as exc:
+        raise MechanismError(
+            f"{name} must be a sequence of domain sizes, got {show(shape)}"
+        ) from exc
+    if not dims:
+        raise MechanismError(f"{name} must name at least one entry, got ()")
+    for size in dims:
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+            raise MechanismError(
+                f"{name} must hold positive integers (domain sizes), got {show(shape)}"
+            )
+    return tuple(int(s) for s in dims)
+
+
+#: Largest dense matrix (``rows × outputs`` float64 entries, 1 GiB) dpcap will materialise.
+MAX_DENSE_ELEMENTS = 2**27
+
+
+def dense_size(rows: int, cols: int, what: str) -> None:
+    """Refuse to materialise a ``rows × cols`` float64 matrix above :data:`MAX_DENSE_ELEMENTS`."""
+    size = rows * cols
+    if size > MAX_DENSE_ELEMENTS:
+        gib = f"{size * 8 / 2**30:.1f} GiB" if size < 2**70 else "far beyond any memory"
+        shown = str(rows) if rows < 10**15 else f"~10^{math.log10(rows):.1f}"
+        raise ProblemTooLargeError(
+            f"{what} would be a dense {shown} x {cols} matrix ({gib}), above dpcap's "
+            f"limit of {MAX_DENSE_ELEMENTS} entries; describe the mechanism by its structure "
+            "(a query followed by a noise channel) instead of enumerating every database"
+        )

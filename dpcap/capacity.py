@@ -1,6 +1,6 @@
 """Shannon capacity of channels, alone or in batches, with a certified bracket.
 
-``C(W) = max_p I(p, W)``. For every prior ``p`` (DESIGN §4)::
+``C(W) = max_p I(p, W)``. For every prior ``p`` (``docs/mathematics.rst`` §1)::
 
     I(p, W) ≤ C ≤ max_x D(W_x ‖ pW),
 
@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _certify, _validation as check
+from dpcap import _certify
+from dpcap import _validation as check
 from dpcap.result import (
     CapacitiesResult,
     CapacityResult,

@@ -2,7 +2,7 @@
 
 MI-DP (Cuff & Yu, Def. 2) is ``sup_{i, P_{X^n}} I(X_i; Y | X^{-i})``. The conditional mutual
 information averages slice informations over ``x^{-i}``, and a point mass on the worst context
-times that slice's optimal prior attains the maximum (DESIGN §4), so
+times that slice's optimal prior attains the maximum (``docs/mathematics.rst`` §2), so
 
     MI-DP = max_i max_{x^{-i}} C(W_{i, x^{-i}}),   W_{i,x^{-i}}[a, y] = W[(a, x^{-i}), y],
 
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcap import _certify
 from dpcap import _validation as check
-from dpcap.capacity import _max_iter, _tolerance, conclude
 from dpcap.channel import as_mechanism
 from dpcap.result import CorrelatedLeakageResult, MIDPResult, ProblemTooLargeError
 from dpcap.solvers import blahut, renyi
@@ -52,19 +52,19 @@ class _Brackets:
             self._exact(distinct, alpha, uniform)
             return
         model: blahut.Model = blahut.SHANNON if alpha == 1.0 else renyi.Sibson(alpha)
-        _, cheap_lower, cheap_upper = blahut.bracket(distinct, uniform, model)
+        cheap_lower, cheap_upper = _certify.batch_bracket(distinct, uniform, model=model)
         # A slice whose upper bound at the uniform prior is below the best lower bound of any
         # slice cannot hold the maximum, and one whose cheap bracket is already closed needs
         # nothing more: both keep their cheap bracket; the engine solves the rest.
         solve = (cheap_upper >= cheap_lower.max() - tol) & (cheap_upper - cheap_lower > tol)
-        lower, upper = cheap_lower.copy(), np.maximum(cheap_upper, cheap_lower)
+        lower, upper = cheap_lower.copy(), cheap_upper.copy()
         prior = uniform.copy()
         iterations = np.zeros(len(distinct), dtype=np.int64)
         if solve.any():
             sol = blahut.solve(distinct[solve], tol=tol, max_iter=max_iter, model=model)
-            _, lo, _ = blahut.bracket(distinct[solve], sol.prior, model)
-            *_, up = blahut.bracket(distinct[solve], sol.upper_prior, model)
-            lower[solve], upper[solve] = lo, np.maximum(up, lo)
+            lower[solve], upper[solve] = _certify.batch_bracket(
+                distinct[solve], sol.prior, sol.upper_prior, model=model
+            )
             prior[solve] = sol.prior
             iterations[solve] = sol.iterations
         self.lower, self.upper, self.prior = lower, upper, prior
@@ -78,12 +78,10 @@ class _Brackets:
             value = np.log(np.sum(np.max(distinct, axis=1), axis=-1))
             self.lower, self.upper, self.prior = value, value.copy(), uniform
         else:
-            from dpcap.renyi import _radius_zero
-
-            results = [_radius_zero(W) for W in distinct]
-            self.lower = np.array([r[0] for r in results])
-            self.upper = np.array([r[1] for r in results])
-            self.prior = np.array([r[2] for r in results])
+            results = [_certify.radius_zero(W) for W in distinct]
+            self.lower = np.array([r.lower for r in results])
+            self.upper = np.array([r.upper for r in results])
+            self.prior = np.array([r.prior for r in results])
         self.iterations = 0
         self.solved = self.engine = len(distinct)
 
@@ -95,8 +93,8 @@ class _Brackets:
 
 def renyi_midp(
     M: Any,
-    alpha: float,
     /,
+    alpha: float,
     *,
     group: Any = None,
     tol: float = 1e-9,
@@ -113,7 +111,7 @@ def renyi_midp(
     --------
     >>> import math
     >>> from dpcap.mechanisms import per_entry, randomized_response
-    >>> M = per_entry(randomized_response(2, 1.0), 3)
+    >>> M = per_entry(3, randomized_response(2, 1.0))
     >>> res = renyi_midp(M, math.inf)   # each slice is binary RR: log(2e/(1+e))
     >>> math.isclose(res.value, math.log(2 * math.e / (1 + math.e)))
     True
@@ -133,7 +131,7 @@ def midp(
     """Mutual-information DP level of a mechanism, with its witness.
 
     ``sup_{i, P_{X^n}} I(X_i; Y | X^{-i}) = max_i max_{x^{-i}} C(W_{i, x^{-i}})``
-    (Cuff & Yu, Def. 2; DESIGN §4).
+    (Cuff & Yu, Def. 2; ``docs/mathematics.rst`` §2).
 
     Parameters
     ----------
@@ -173,8 +171,8 @@ def midp(
 
 def _midp(M: Any, alpha: float, group: Any, tol: Any, max_iter: Any, unit: str) -> MIDPResult:
     mech = as_mechanism(M)
-    tolerance = _tolerance(tol)
-    budget = _max_iter(max_iter)
+    tolerance = check.tolerance(tol)
+    budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     if group is None:
         classes = mech.entry_classes()
@@ -204,11 +202,11 @@ def _midp(M: Any, alpha: float, group: Any, tol: Any, max_iter: Any, unit: str) 
     best = int(np.argmax(per_lower))
     lower, upper = float(max(per_lower)), float(max(per_upper))
     entries, context, prior = witnesses[best]
-    status, message = conclude(
+    status, message = _certify.conclude(
         upper - lower,
         tolerance,
-        iterations,
-        f"{solved} distinct slices bracketed, {engine} of them by the iterative engine",
+        iterations=iterations,
+        note=f"{solved} distinct slices bracketed, {engine} of them by the iterative engine",
     )
     return MIDPResult(
         value=upper / divisor,
@@ -244,7 +242,7 @@ def correlated_leakage(
     joint law. Given ``X_i = a``, the output law is a mixture of the rows
     ``{W[(a, x^{-i})] : x^{-i}}``; capacity is convex in the channel, so the supremum is attained
     at vertex rows: it is the maximum, over choices ``x^{-i} = g(a)`` of one context per value,
-    of the capacity of the channel with rows ``W[(a, g(a))]`` (DESIGN §4).
+    of the capacity of the channel with rows ``W[(a, g(a))]`` (``docs/mathematics.rst`` §2).
 
     Parameters
     ----------
@@ -270,8 +268,8 @@ def correlated_leakage(
     can exceed MI-DP by far (Example 3: all entries equal, ``I(X_i; Y) ≈ log 2``).
     """
     mech = as_mechanism(M)
-    tolerance = _tolerance(tol)
-    budget = _max_iter(max_iter)
+    tolerance = check.tolerance(tol)
+    budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     entries = range(mech.n_entries) if entry is None else [mech._entry(entry)]
     best: tuple[float, float, int, tuple[tuple[int, ...], ...], FloatArray] | None = None
@@ -302,7 +300,7 @@ def correlated_leakage(
             best = (lower, upper, i, rows, prior)
     assert best is not None
     lower, _, i, rows, prior = best
-    status, message = conclude(upper_all - lower, tolerance, iterations)
+    status, message = _certify.conclude(upper_all - lower, tolerance, iterations=iterations)
     return CorrelatedLeakageResult(
         value=upper_all / divisor,
         lower=lower / divisor,

@@ -1,7 +1,7 @@
 """Rényi (α-)capacities, their profile over α, Rényi MI-DP and maximal α-leakage.
 
 Sibson, Arimoto and Augustin–Csiszár α-mutual informations have the same supremum over priors,
-the Rényi radius (DESIGN §4; the Rényi-capacity article; Hsu et al. §III-A):
+the Rényi radius (``docs/mathematics.rst`` §4; Csiszár 1995; Hsu et al. §III-A):
 
     C_α = max_p I_α^S(p, W) = min_Q max_x D_α(W_x ‖ Q).
 
@@ -14,23 +14,23 @@ so every result is a certified bracket. α = 1 is Shannon's capacity, α = ∞ t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcap import _certify
 from dpcap import _validation as check
-from dpcap.capacity import _max_iter, _tolerance, capacity, conclude
+from dpcap.capacity import capacity
 from dpcap.measures import mutual_information
-from dpcap.result import CapacityResult, ParameterError, SolverError, Status
+from dpcap.result import CapacityResult, ParameterError, RenyiProfile, SolverError, Status
 from dpcap.solvers import blahut, divergence, pairwise, reduce, renyi
+from dpcap.solvers.status import CONIC_SOLVERS, RENYI_SOLVERS
 
-__all__ = ["RenyiProfile", "alpha_leakage", "renyi_capacity", "renyi_profile"]
+__all__ = ["alpha_leakage", "renyi_capacity", "renyi_profile"]
 
 FloatArray = NDArray[np.float64]
 KINDS = ("sibson", "arimoto", "augustin", "naive")
-CONIC_SOLVERS = ("CLARABEL", "SCS")
 METHODS = ("auto", "ba", "conic")
 
 
@@ -49,51 +49,10 @@ def _arimoto_prior(sibson_prior: FloatArray, alpha: float) -> FloatArray:
     return result
 
 
-def _radius_zero(matrix: FloatArray) -> tuple[float, float, FloatArray]:
-    """C_0 by linear programming: ``max_p −log max_y Σ_{x: W_xy>0} p_x``, and its dual.
-
-    Primal: ``min t`` s.t. ``Bᵀp ≤ t``, ``Σ p = 1`` (B = 1[W > 0]). Dual (the radius at α = 0):
-    ``max s`` s.t. ``B Q ≥ s``, ``Σ Q = 1``. Both optima are re-evaluated from the returned
-    points: ``lower = −log max_y (Bᵀp)_y`` and ``upper = max_x −log Q(supp W_x)``.
-    """
-    from scipy.optimize import linprog
-
-    B = (matrix > 0).astype(np.float64)
-    nx, ny = B.shape
-    primal = linprog(
-        c=np.r_[np.zeros(nx), 1.0],
-        A_ub=np.c_[B.T, -np.ones(ny)],
-        b_ub=np.zeros(ny),
-        A_eq=np.r_[np.ones(nx), 0.0][None, :],
-        b_eq=[1.0],
-        bounds=[(0, None)] * nx + [(None, None)],
-        method="highs",
-    )
-    dual = linprog(
-        c=np.r_[np.zeros(ny), -1.0],
-        A_ub=np.c_[-B, np.ones(nx)],
-        b_ub=np.zeros(nx),
-        A_eq=np.r_[np.ones(ny), 0.0][None, :],
-        b_eq=[1.0],
-        bounds=[(0, None)] * ny + [(None, None)],
-        method="highs",
-    )
-    if primal.status != 0 or dual.status != 0 or primal.x is None or dual.x is None:
-        raise SolverError(f"the α = 0 linear programme failed: {primal.message}; {dual.message}")
-    p = np.maximum(primal.x[:nx], 0.0)
-    p /= p.sum()
-    Q = np.maximum(dual.x[:ny], 0.0)
-    Q /= Q.sum()
-    lower = max(-math.log(float(np.max(p @ B))), 0.0) + 0.0  # + 0.0 turns −0.0 into 0.0
-    covered = B @ Q
-    upper = math.inf if (covered <= 0).any() else -math.log(float(np.min(covered))) + 0.0
-    return lower, max(upper, lower), p
-
-
 def renyi_capacity(
     W: Any,
-    alpha: float,
     /,
+    alpha: float,
     *,
     kind: str = "sibson",
     tol: float = 1e-9,
@@ -125,7 +84,7 @@ def renyi_capacity(
         "auto"/"ba": the shared BA/Newton/interior-point engine with the Sibson model;
         "conic": cvxpy power cones (Clarabel or SCS), polished and certified by the engine.
     solver : str, optional
-        cvxpy solver for ``method="conic"``.
+        cvxpy solver for ``method="conic"`` (Clarabel or SCS for α ≠ 1; case-insensitive).
     max_iter, unit
         As for :func:`dpcap.capacity`.
 
@@ -148,13 +107,11 @@ def renyi_capacity(
     """
     a = check.order(alpha)
     matrix = check.stochastic_matrix(W, "W")
-    tolerance = _tolerance(tol)
-    budget = _max_iter(max_iter)
+    tolerance = check.tolerance(tol)
+    budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
-    if kind not in KINDS:
-        raise ParameterError(f"kind must be one of {KINDS}, got {check.show(kind)}")
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {METHODS}, got {check.show(method)}")
+    check.choice(kind, KINDS, "kind")
+    check.choice(method, METHODS, "method")
     if solver is not None and method != "conic":
         raise ParameterError(
             f"solver selects a cvxpy solver for method='conic' only; got solver={solver!r} "
@@ -165,11 +122,8 @@ def renyi_capacity(
             f"method='conic' applies to 0 < alpha < inf (kind sibson/arimoto/augustin); "
             f"got alpha={alpha!r}, kind={kind!r}"
         )
-    if method == "conic" and solver is not None and a != 1.0 and solver not in CONIC_SOLVERS:
-        raise ParameterError(
-            f"solver must be one of {CONIC_SOLVERS} for the α-capacity (power cones), "
-            f"got {check.show(solver)}"
-        )
+    if method == "conic" and solver is not None:
+        solver = check.solver(solver, CONIC_SOLVERS if a == 1.0 else RENYI_SOLVERS)
     if kind == "arimoto" and a == 0.0:
         raise ParameterError(
             "kind='arimoto' is not defined at alpha = 0: the Arimoto prior p_S^(1/α) has no "
@@ -193,7 +147,7 @@ def renyi_capacity(
         prior = np.full(matrix.shape[0], 1.0 / matrix.shape[0])
         tag, iterations, note = "closed form", 0, "log Σ_y max_x W[x, y]"
     elif a == 0.0:
-        lower, upper, prior = _radius_zero(matrix)
+        lower, upper, prior = _certify.radius_zero(matrix)
         tag, iterations, note = "lp", 0, "primal and dual linear programmes (HiGHS)"
     else:
         reduction = reduce.reduce_channel(matrix)
@@ -207,7 +161,10 @@ def renyi_capacity(
             name = "CLARABEL" if solver is None else solver
             raw = conic.renyi_capacity_conic(reduction.matrix, a, solver=name, tol=tolerance)
             if not raw.status.usable:
-                raise SolverError(f"{name} failed on the α-capacity program: {raw.message}")
+                raise SolverError(
+                    f"{name} failed on the α-capacity program: {raw.message}",
+                    _certify.status_of(raw.status),
+                )
             initial = raw.prior[None]
             tag = f"conic/{name}"
             note = (
@@ -216,14 +173,13 @@ def renyi_capacity(
         sol = blahut.solve(
             reduction.matrix[None], tol=tolerance, max_iter=budget, initial=initial, model=model
         )
-        prior = reduction.prior_back(sol.prior[0])
-        _, lo, _ = blahut.bracket(matrix[None], prior[None], model)
-        *_, up = blahut.bracket(matrix[None], reduction.prior_back(sol.upper_prior[0])[None], model)
-        lower, upper = float(lo[0]), max(float(up[0]), float(lo[0]))
+        lower, upper, prior = _certify.bracket(
+            matrix, sol.prior[0], sol.upper_prior[0], model=model, reduction=reduction
+        )
         iterations = int(sol.iterations[0])
     if kind == "arimoto":
         prior = _arimoto_prior(prior, a)
-    status, message = conclude(upper - lower, tolerance, iterations, note)
+    status, message = _certify.conclude(upper - lower, tolerance, iterations=iterations, note=note)
     return CapacityResult(
         value=upper / divisor,
         lower=lower / divisor,
@@ -263,7 +219,9 @@ def _naive(matrix: FloatArray, a: float, tol: float, budget: int, unit: str) -> 
         lower, prior = _naive_search(matrix, a)
         upper = max(diameter, lower)
         note = f"best of a multi-start local search; upper is the diameter (pair {x}, {xp})"
-    status, message = conclude(upper - lower, tol, 0, note, open_status=Status.INACCURATE)
+    status, message = _certify.conclude(
+        upper - lower, tol, note=note, open_status=Status.INACCURATE
+    )
     return CapacityResult(
         value=upper / divisor,
         lower=lower / divisor,
@@ -317,35 +275,6 @@ def _naive_search(matrix: FloatArray, a: float) -> tuple[float, FloatArray]:
     return best_value, best_prior
 
 
-@dataclass(frozen=True, repr=False)
-class RenyiProfile:
-    """``α ↦ C_α`` over a grid, with the certified brackets and the diameter band.
-
-    ``value``, ``lower``, ``upper`` and ``diameter`` (``max_{x,x'} D_α(W_x ‖ W_x')``, an upper
-    bound on the naive α-information) are arrays over ``alphas``; ``prior`` has one row per α;
-    ``status`` one :class:`~dpcap.result.Status` per α.
-    """
-
-    alphas: FloatArray
-    value: FloatArray
-    lower: FloatArray
-    upper: FloatArray
-    diameter: FloatArray
-    prior: FloatArray
-    status: NDArray[np.object_]
-    unit: str
-
-    def __len__(self) -> int:
-        return len(self.alphas)
-
-    def __repr__(self) -> str:
-        done = sum(s is Status.CONVERGED for s in self.status)
-        return (
-            f"RenyiProfile({len(self)} orders in [{self.alphas.min():.3g}, "
-            f"{self.alphas.max():.3g}], {done} converged, unit={self.unit!r})"
-        )
-
-
 def renyi_profile(
     W: Any, alphas: Any, /, *, tol: float = 1e-9, max_iter: int | None = None, unit: str = "nats"
 ) -> RenyiProfile:
@@ -362,73 +291,80 @@ def renyi_profile(
     Returns
     -------
     RenyiProfile
-        In the order of ``alphas`` as given.
+        In the order of ``alphas`` as given; ``profile[k]`` is the Sibson
+        :class:`~dpcap.result.CapacityResult` of order ``alpha[k]``.
 
     Examples
     --------
     >>> prof = renyi_profile([[0.9, 0.1], [0.1, 0.9]], [0.5, 1.0, 2.0, float("inf")])
     >>> bool(all(prof.value[:-1] <= prof.value[1:]))
     True
+    >>> prof[1].status.value, len(prof)
+    ('converged', 4)
     """
     matrix = check.stochastic_matrix(W, "W")
     grid = check.nonnegative(alphas, "alphas").ravel()
     if grid.size == 0:
         raise ParameterError("alphas must hold at least one order")
-    tolerance = _tolerance(tol)
-    budget = _max_iter(max_iter)
+    tolerance = check.tolerance(tol)
+    budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     K, n = grid.size, matrix.shape[0]
     lower, upper, diameter = np.zeros(K), np.zeros(K), np.zeros(K)
     priors = np.zeros((K, n))
-    status = np.empty(K, dtype=object)
+    iterations = np.zeros(K, dtype=np.int64)
+    status: list[Status] = [Status.CONVERGED] * K
     I, J = np.triu_indices(n, k=1)
     I, J = I.astype(np.int64), J.astype(np.int64)
     reduction = reduce.reduce_channel(matrix)
     warm: FloatArray | None = None
     for k in np.argsort(grid, kind="stable"):
         a = float(grid[k])
-        if a == 0.0 or math.isinf(a):
-            res = renyi_capacity(matrix, a, tol=tolerance)
-            lower[k], upper[k], priors[k] = res.lower, res.upper, res.prior
+        if math.isinf(a):
+            lower[k] = upper[k] = math.log(float(np.sum(np.max(matrix, axis=0))))
+            priors[k] = np.full(n, 1.0 / n)
+        elif a == 0.0:
+            lower[k], upper[k], priors[k] = _certify.radius_zero(matrix)
         else:
-            model = _model(a)
             sol = blahut.solve(
-                reduction.matrix[None], tol=tolerance, max_iter=budget, initial=warm, model=model
+                reduction.matrix[None],
+                tol=tolerance,
+                max_iter=budget,
+                initial=warm,
+                model=_model(a),
             )
             warm = sol.prior
-            priors[k] = reduction.prior_back(sol.prior[0])
-            _, lo, _ = blahut.bracket(matrix[None], priors[k][None], model)
-            *_, up = blahut.bracket(
-                matrix[None], reduction.prior_back(sol.upper_prior[0])[None], model
+            lower[k], upper[k], priors[k] = _certify.bracket(
+                matrix, sol.prior[0], sol.upper_prior[0], model=_model(a), reduction=reduction
             )
-            lower[k], upper[k] = lo[0], max(up[0], lo[0])
+            iterations[k] = int(sol.iterations[0])
         status[k] = Status.CONVERGED if upper[k] - lower[k] <= tolerance else Status.MAX_ITER
         if math.isinf(a):
             diameter[k] = pairwise.max_log_ratio(matrix, I, J)[0] if len(I) else 0.0
         else:
             diameter[k] = pairwise.max_divergence(matrix, I, J, a)[0] if len(I) else 0.0
-    open_count = sum(s is not Status.CONVERGED for s in status)
-    if open_count:
-        conclude(
-            float(np.max(upper - lower)),
-            tolerance,
-            budget,
-            f"{open_count} of {K} orders not converged (the largest gap is reported)",
-        )
+    status_array, message = _certify.conclude_many(
+        status, tolerance, what="orders", note=f"budget {budget} iterations per order"
+    )
     return RenyiProfile(
-        alphas=grid,
+        alpha=grid,
         value=upper / divisor,
         lower=lower / divisor,
         upper=upper / divisor,
         diameter=diameter / divisor,
         prior=priors,
-        status=status,
+        output=priors @ matrix,
+        status=status_array,
+        iterations=iterations,
+        method="ba (sibson)",
         unit=unit,
+        message=message,
+        tol=tolerance,
     )
 
 
 def alpha_leakage(
-    W: Any, alpha: float, /, *, prior: Any = None, tol: float = 1e-9, unit: str = "nats"
+    W: Any, /, alpha: float, *, prior: Any = None, tol: float = 1e-9, unit: str = "nats"
 ) -> CapacityResult:
     """Maximal α-leakage ``L_α^max(X → Y)`` (Liao, Kosut, Sankar, Calmon 2019), α ∈ [1, ∞].
 
@@ -448,7 +384,7 @@ def alpha_leakage(
         raise ParameterError(f"alpha must be in [1, inf] for maximal α-leakage, got {alpha!r}")
     matrix = check.stochastic_matrix(W, "W")
     divisor = check.unit_divisor(unit)
-    tolerance = _tolerance(tol)
+    tolerance = check.tolerance(tol)
     if a == 1.0:
         if prior is None:
             raise ParameterError("alpha = 1 needs the prior: maximal 1-leakage is I(X;Y) at it")

@@ -1,16 +1,18 @@
-"""Errors, warnings and the status vocabulary shared by every dpcap result.
+"""The results of every query: one frozen dataclass per problem family, same field names.
 
-One hierarchy for the whole library (DESIGN §3):
+Points have float ``value``/``lower``/``upper`` (``lower ≤ true ≤ upper``; ``value`` the
+conservative end), the attaining object, ``status``, ``iterations``, ``method``, ``unit``,
+``message`` and ``tol``. Curves and batches hold the same fields as arrays (one status per
+point), name their x-axis by its meaning (``D``, ``R``, ``alpha``), and are sequences whose
+elements are the point results. Every result has ``gap``, ``to_dict()`` (JSON-safe: statuses
+as strings, arrays as lists, ∞ kept as ``inf``) and ``to_frame()`` (pandas, imported lazily).
 
-* invalid input raises a subclass of both :class:`DpcapError` and :class:`ValueError` whose
-  message names the argument and echoes the offending value;
-* a solver failure raises :class:`SolverError` carrying the :class:`Status`;
-* a result that did not converge is returned with its status and a :class:`ConvergenceWarning`.
+The errors, :class:`Status` and :class:`ConvergenceWarning` live in :mod:`dpcap.errors` and are
+re-exported here.
 """
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
@@ -18,6 +20,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+from dpcap.errors import (
+    ChannelError,
+    ConvergenceWarning,
+    DpcapError,
+    MechanismError,
+    NeighborError,
+    ParameterError,
+    PriorError,
+    ProblemTooLargeError,
+    SolverError,
+    Status,
+)
 
 if TYPE_CHECKING:  # pandas is imported lazily, by to_frame only
     import pandas as pd
@@ -43,64 +58,6 @@ __all__ = [
     "SolverError",
     "Status",
 ]
-
-
-class DpcapError(Exception):
-    """Base class of every error raised by dpcap."""
-
-
-class ChannelError(DpcapError, ValueError):
-    """A channel matrix is not a valid stochastic matrix (shape, sign, NaN, row sums)."""
-
-
-class MechanismError(DpcapError, ValueError):
-    """A database mechanism is inconsistent with its domain (``shape``, entry, context)."""
-
-
-class PriorError(DpcapError, ValueError):
-    """A probability vector or law (prior, joint) is not a distribution of the right shape."""
-
-
-class ParameterError(DpcapError, ValueError):
-    """A scalar or array parameter (ε, δ, α, γ, k, a unit, …) is out of its range."""
-
-
-class NeighborError(DpcapError, ValueError):
-    """A neighbour relation is unknown or malformed."""
-
-
-class ProblemTooLargeError(DpcapError, ValueError):
-    """A problem would need more memory or work than dpcap allows for a dense computation."""
-
-
-class Status(enum.Enum):
-    """Outcome of a numerical solve, one vocabulary for every engine."""
-
-    CONVERGED = "converged"
-    MAX_ITER = "max_iter"
-    INACCURATE = "inaccurate"
-    INFEASIBLE = "infeasible"
-    FAILED = "failed"
-
-    @property
-    def ok(self) -> bool:
-        """Whether the bracket met the requested tolerance."""
-        return self is Status.CONVERGED
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class SolverError(DpcapError, RuntimeError):
-    """A numerical engine failed outright; ``status`` says how."""
-
-    def __init__(self, message: str, status: Status = Status.FAILED) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class ConvergenceWarning(UserWarning):
-    """A result is returned whose bracket did not close to the requested tolerance."""
 
 
 def _fmt(x: float) -> str:

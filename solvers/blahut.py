@@ -1,8 +1,8 @@
 """Batched, certified Blahut–Arimoto with a KKT–Newton polish: the Shannon-capacity engine.
 
 Everything works on stacks ``W`` of shape ``(B, nx, ny)`` (one channel per element; rows are
-inputs). The certificate is the only judge of convergence (DESIGN §4): for any prior ``p`` with
-output law ``q = pW`` and ``D_x(p) = D(W_x ‖ q)``,
+inputs). The certificate is the only judge of convergence (``docs/mathematics.rst`` §1): for
+any prior ``p`` with output law ``q = pW`` and ``D_x(p) = D(W_x ‖ q)``,
 
     I(p, W) = Σ_x p_x D_x(p)  ≤  C  ≤  max_x D_x(p),
 

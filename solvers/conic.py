@@ -5,7 +5,8 @@ check each other. :func:`capacity_conic` hands Shannon capacity to an interior-p
 ECOS) or first-order (SCS) solver as an exponential-cone program; :func:`renyi_capacity_conic`
 hands Sibson's α-capacity to Clarabel or SCS as a power-cone program. The returned prior is a raw
 candidate, and the query layer recomputes the certificate from it (``I(p) ≤ C ≤ max_x D(W_x ‖ pW)``,
-and its Rényi-radius analogue; DESIGN §4): a solver's "optimal" is never taken as proof.
+and its Rényi-radius analogue; ``docs/mathematics.rst`` §1, §4): a solver's "optimal" is
+never taken as proof.
 
 cvxpy is imported inside the solving functions, never at module import (``import dpcap`` must not
 import cvxpy).
@@ -49,6 +50,7 @@ RENYI_SOLVERS: tuple[str, ...] = _RENYI
 #: floors hold for the power-cone (Rényi) program: at 1e-12 Clarabel stops "optimal_inaccurate"
 #: on BSC, Z and 16 × 16 Dirichlet channels, and SCS once needed 0.6 s for a 16 × 16 channel.
 _FLOOR: dict[str, float] = {"CLARABEL": 1e-9, "ECOS": 1e-12, "SCS": 1e-9}
+
 
 @dataclass(frozen=True)
 class ConicSolution:

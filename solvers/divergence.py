@@ -1,7 +1,8 @@
 """Divergence kernels on probability vectors, batched over leading axes (last axis = outcomes).
 
 Inputs are assumed valid (non-negative, summing to 1 along the last axis); the query layer checks
-them. Conventions (DESIGN §1): ``0 log 0 = 0``; a positive probability against a zero gives ∞;
+them. Conventions (``docs/mathematics.rst`` §8): ``0 log 0 = 0``; a positive probability
+against a zero gives ∞;
 orders α = 0, 1 and ∞ have exact branches, and orders near 1 are evaluated without cancellation.
 """
 

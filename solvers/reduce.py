@@ -1,4 +1,4 @@
-"""Exact pre-solve reductions for capacity problems (DESIGN §4, "Shannon capacity").
+"""Exact pre-solve reductions for capacity problems (``docs/mathematics.rst`` §1).
 
 Capacity is invariant under three transformations of a channel, and each one makes the solve
 cheaper or better conditioned:

@@ -1,9 +1,9 @@
 """Shannon capacity: closed forms, certified brackets, engines, exact reductions and theorems.
 
 Every expected value is a textbook or paper formula written out here, never the code's output.
-The contract under test (DESIGN §4): ``lower ≤ C ≤ upper`` for every result, ``upper − lower ≤
-tol`` when the status is converged, a :class:`dpcap.ConvergenceWarning` otherwise, and the
-returned prior attains ``lower`` (``I(prior, W) = lower``).
+The contract under test (docs/mathematics.rst §1): ``lower ≤ C ≤ upper`` for every result,
+``upper − lower ≤ tol`` when the status is converged, a :class:`dpcap.ConvergenceWarning`
+otherwise, and the returned prior attains ``lower`` (``I(prior, W) = lower``).
 """
 
 from __future__ import annotations
@@ -522,11 +522,15 @@ class TestBadInput:
 
     @pytest.mark.parametrize("tol", [0.0, -1e-9, math.nan, "1e-9", True])
     def test_bad_tol(self, tol: object) -> None:
-        with pytest.raises(ParameterError, match=r"tol must be a positive number \(nats\), got"):
+        with pytest.raises(
+            ParameterError, match=r"tol must be a positive finite number \(nats\), got"
+        ):
             dpcap.capacity(self.W, tol=tol)  # type: ignore[arg-type]
 
     def test_infinite_tol(self) -> None:
-        with pytest.raises(ParameterError, match=r"tol must be finite, got inf"):
+        with pytest.raises(
+            ParameterError, match=r"tol must be a positive finite number \(nats\), got inf"
+        ):
             dpcap.capacity(self.W, tol=math.inf)
 
     @pytest.mark.parametrize("max_iter", [0, -1, 2.5, True])
@@ -590,9 +594,69 @@ class TestBadInput:
             dpcap.capacities(3.0)
 
     def test_batch_bad_options(self) -> None:
-        with pytest.raises(ParameterError, match=r"tol must be a positive number"):
+        with pytest.raises(ParameterError, match=r"tol must be a positive finite number"):
             dpcap.capacities([np.eye(2)], tol=0.0)
         with pytest.raises(ParameterError, match=r"max_iter must be an integer >= 1"):
             dpcap.capacities([np.eye(2)], max_iter=0)
         with pytest.raises(ParameterError, match=r"unit must be one of"):
             dpcap.capacities([np.eye(2)], unit="dits")
+
+
+class TestSolverNames:
+    """Solver names are case-insensitive everywhere (one list, in dpcap.solvers.status)."""
+
+    @pytest.mark.parametrize("name", ["clarabel", "Clarabel", "CLARABEL"])
+    def test_conic_solver_name_any_case(self, name: str) -> None:
+        res = dpcap.capacity([[0.9, 0.1], [0.1, 0.9]], method="conic", solver=name)
+        assert res.method == "conic/CLARABEL"
+        closed = math.log(2) + 0.9 * math.log(0.9) + 0.1 * math.log(0.1)
+        assert res.lower - 1e-12 <= closed <= res.upper + 1e-12
+
+    def test_renyi_solver_name_any_case(self) -> None:
+        res = dpcap.renyi_capacity([[0.9, 0.1], [0.1, 0.9]], 2.0, method="conic", solver="scs")
+        assert res.method.startswith("conic/SCS")
+
+
+class TestResultShape:
+    """Every result has gap, to_dict (JSON-safe) and to_frame; batches are sequences."""
+
+    def test_point_to_dict_is_json_safe(self) -> None:
+        import json
+
+        res = dpcap.capacity([[1.0, 0.0], [0.0, 1.0]])
+        d = res.to_dict()
+        assert d["status"] == "converged"
+        assert isinstance(d["prior"], list)
+        assert d["gap"] == pytest.approx(res.upper - res.lower)
+        assert json.loads(json.dumps(d))["value"] == pytest.approx(math.log(2), abs=1e-9)
+        assert str(res.status) == "converged"
+
+    def test_infinity_is_kept(self) -> None:
+        leak = dpcap.renyi_capacity([[1.0, 0.0], [0.0, 1.0]], 0.0)
+        assert leak.to_dict()["upper"] == pytest.approx(math.log(2))
+        res = dpcap.CapacityResult(
+            value=math.inf, lower=0.0, upper=math.inf, prior=np.ones(1), output=np.ones(1),
+            status=Status.FAILED, iterations=0, method="x", unit="nats", message="", tol=1e-9,
+        )  # fmt: skip
+        assert res.to_dict()["upper"] == math.inf
+
+    def test_point_to_frame_is_one_row(self) -> None:
+        frame = dpcap.capacity([[0.9, 0.1], [0.1, 0.9]]).to_frame()
+        assert len(frame) == 1
+        assert {"value", "lower", "upper", "status", "gap", "method"} <= set(frame.columns)
+        assert frame["status"].iloc[0] == "converged"
+
+    def test_batch_is_a_sequence_of_points(self) -> None:
+        Ws = np.stack([np.eye(2), np.full((2, 2), 0.5), [[0.9, 0.1], [0.1, 0.9]]])
+        res = dpcap.capacities(Ws)
+        assert len(res) == 3
+        assert [r.value for r in res] == [float(v) for v in res.value]
+        assert res[-1].value == res[2].value
+        np.testing.assert_array_equal(res.gap, res.upper - res.lower)
+        frame = res.to_frame()
+        assert len(frame) == 3
+        assert list(frame["n_inputs"]) == [2, 2, 2]
+        assert list(frame["status"]) == ["converged"] * 3
+        assert len(res.to_dict()["points"]) == 3
+        with pytest.raises(IndexError, match="index 3 out of range for 3 points"):
+            res[3]

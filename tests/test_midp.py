@@ -1,9 +1,9 @@
 """MI-DP (Cuff & Yu): the slice formula against random search, the paper's examples, its theorems.
 
 ``MI-DP = sup_{i, P_{X^n}} I(X_i; Y | X^{-i}) = max_i max_{x^{-i}} C(W_{i, x^{-i}})`` (Def. 2;
-DESIGN §4). Expected values are closed forms written here or quantities computed by other means
-(the conditional mutual information of an explicit joint law, capacities of explicit slices cut
-from the matrix with ``numpy.ravel_multi_index``), never the code's own output.
+docs/mathematics.rst §2). Expected values are closed forms written here or quantities computed
+by other means (the conditional mutual information of an explicit joint law, capacities of
+explicit slices cut from the matrix with ``numpy.ravel_multi_index``), never the code's own output.
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ class TestComposition:
     @pytest.mark.parametrize("n", [1, 2, 3])
     def test_per_entry_mechanism(self, n: int) -> None:
         p = 0.15
-        certified(dpcap.midp(per_entry([[1 - p, p], [p, 1 - p]], n)), LN2 - h2(p))
+        certified(dpcap.midp(per_entry(n, [[1 - p, p], [p, 1 - p]])), LN2 - h2(p))
 
 
 # --------------------------------------------------------------------------- Cuff & Yu examples
@@ -548,7 +548,9 @@ class TestBadInput:
             dpcap.correlated_leakage(self.M, unit="dits")
 
     def test_bad_tol_and_budget(self) -> None:
-        with pytest.raises(ParameterError, match=r"tol must be a positive number \(nats\), got 0"):
+        with pytest.raises(
+            ParameterError, match=r"tol must be a positive finite number \(nats\), got 0"
+        ):
             dpcap.midp(self.M, tol=0)
         with pytest.raises(ParameterError, match=r"max_iter must be an integer >= 1, got 0"):
             dpcap.midp(self.M, max_iter=0)

@@ -1,8 +1,9 @@
 """Rényi capacities: closed forms, the certified bracket, α ↦ C_α, orderings and the theorems.
 
 ``C_α = max_p I_α^S(p, W) = min_Q max_x D_α(W_x ‖ Q)`` (Sibson; the same supremum for Arimoto
-and Augustin–Csiszár; DESIGN §4, the Rényi-capacity article, Hsu et al. §III-A). The contract
-under test: ``lower ≤ C_α ≤ upper`` for every result and ``upper − lower ≤ tol`` when converged.
+and Augustin–Csiszár; docs/mathematics.rst §4, the Rényi-capacity article, Hsu et al. §III-A).
+The contract under test: ``lower ≤ C_α ≤ upper`` for every result and ``upper − lower ≤ tol``
+when converged.
 Every expected value is a closed form derived here (checked in mpmath where it is not obvious)
 or a quantity computed independently in this file, never the code's own output.
 """
@@ -435,12 +436,12 @@ def test_profile_is_non_decreasing_and_certified(seed: int) -> None:
     prof = dpcap.renyi_profile(W, PROFILE_ALPHAS, tol=TOL)
     assert isinstance(prof, RenyiProfile)
     assert len(prof) == len(PROFILE_ALPHAS)
-    np.testing.assert_array_equal(prof.alphas, PROFILE_ALPHAS)  # the order given
+    np.testing.assert_array_equal(prof.alpha, PROFILE_ALPHAS)  # the order given
     assert prof.prior.shape == (len(PROFILE_ALPHAS), W.shape[0])
     assert all(s is Status.CONVERGED for s in prof.status)
     assert np.all(prof.upper - prof.lower <= TOL)
     np.testing.assert_array_equal(prof.value, prof.upper)
-    order = np.argsort(prof.alphas)
+    order = np.argsort(prof.alpha)
     values = prof.value[order]
     assert np.all(np.diff(values) >= -TOL), values
     # the ends: C_∞ is the maximal leakage, C_1 Shannon
@@ -457,6 +458,38 @@ def test_profile_equals_individual_calls(seed: int) -> None:
         assert abs(prof.value[k] - single.value) <= TOL, alpha
         assert prof.lower[k] <= single.upper + SLACK
         assert single.lower <= prof.upper[k] + SLACK
+
+
+def test_profile_is_a_sequence_of_capacity_results() -> None:
+    """profile[k] is the point result of order alpha[k]; to_frame has one row per order."""
+    W = binary_symmetric(0.1)
+    alphas = [0.5, 1.0, 2.0, INF]
+    prof = dpcap.renyi_profile(W, alphas, tol=TOL)
+    assert len(prof) == 4
+    for k, point in enumerate(prof):
+        assert isinstance(point, CapacityResult)
+        assert point.value == prof.value[k]
+        assert point.lower == prof.lower[k]
+        assert point.status is prof.status[k]
+        np.testing.assert_array_equal(point.prior, prof.prior[k])
+    # the BSC's C_α = log 2 − H_α(0.1) at every order (symmetric channel, uniform prior)
+    for k, a in enumerate(alphas):
+        renyi_entropy = (
+            -math.log(0.9) if math.isinf(a)
+            else -math.log(0.9 * 0.9 + 0.1 * 0.1) if a == 2.0
+            else 2 * math.log(math.sqrt(0.9) + math.sqrt(0.1)) if a == 0.5
+            else -(0.9 * math.log(0.9) + 0.1 * math.log(0.1))
+        )  # fmt: skip
+        closed = math.log(2) - renyi_entropy
+        assert prof[k].lower - SLACK <= closed <= prof[k].upper + SLACK, a
+    assert prof[-1].value == prof.value[3]
+    frame = prof.to_frame()
+    assert list(frame["alpha"]) == alphas
+    assert list(frame["status"]) == ["converged"] * 4
+    assert np.allclose(frame["gap"], prof.upper - prof.lower)
+    d = prof.to_dict()
+    assert d["alpha"][-1] == INF
+    assert len(d["points"]) == 4
 
 
 def test_profile_diameter_band() -> None:
@@ -707,7 +740,7 @@ def test_conic_on_symmetric_closed_form() -> None:
 @pytest.mark.parametrize("alpha", [0.5, 2.0, 5.0])
 def test_renyi_midp_of_per_entry_rr_is_the_binary_rr_capacity(alpha: float) -> None:
     eps = 1.0
-    res = dpcap.renyi_midp(per_entry(randomized_response(2, eps), 3), alpha)
+    res = dpcap.renyi_midp(per_entry(3, randomized_response(2, eps)), alpha)
     closed = float(symmetric_capacity(mp_rr(2, eps), alpha))
     assert res.status is Status.CONVERGED, res.message
     assert res.lower - SLACK <= closed <= res.upper + SLACK
@@ -717,7 +750,7 @@ def test_renyi_midp_of_per_entry_rr_is_the_binary_rr_capacity(alpha: float) -> N
 
 def test_renyi_midp_at_order_infinity_is_binary_rr_leakage() -> None:
     eps = 0.7
-    res = dpcap.renyi_midp(per_entry(randomized_response(2, eps), 3), INF)
+    res = dpcap.renyi_midp(per_entry(3, randomized_response(2, eps)), INF)
     assert res.value == pytest.approx(math.log(2 * math.exp(eps) / (1 + math.exp(eps))), abs=1e-15)
 
 
