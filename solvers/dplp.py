@@ -8,8 +8,9 @@ For a cost ``c[x, y] = p_x·ℓ(x, y)`` (prior times loss) and the neighbour pai
 
 This module builds the problem once (the sparse pattern of the ratio constraints, or a cvxpy
 problem in which ``t = e^ε`` is a :class:`cvxpy.Parameter`) and re-solves it for any
-``0 < ε < ∞`` (:class:`MechanismLP`). It returns the solver's raw mechanism and its multipliers;
-the query layer (:mod:`dpcap.distortion_lp`) certifies both with the array routines here:
+``0 < ε < ∞`` (:class:`MechanismLP`). It returns the solver's raw mechanism, its multipliers and
+an :class:`~dpcap.solvers.status.EngineStatus`; the query layer (``dpcap._mechanism_lp``)
+certifies both with the array routines here:
 
 * :func:`lagrangian_bound` — a rigorous lower bound on the optimum from *any* multipliers
   ``μ ≥ 0`` of the ratio constraints (weak duality with the simplex constraints kept);
@@ -25,9 +26,10 @@ neighbour (a third fewer cone rows, and measured more accurate); below, the boun
 compiled instead, once. A row with no neighbour is unconstrained by privacy: its optimum is a
 point mass at ``argmin_y c[x, y]``, set here in closed form.
 
-Backends (:data:`SOLVERS`, in preference order) and why the default is Clarabel — measured on
-``E|x − y|`` over ``{0..127}`` with line neighbours and a uniform prior (cvxpy 1.9.3, Clarabel
-0.11.1, ECOS 2.0, SciPy 1.17's HiGHS), through :func:`dpcap.optimal_mechanism` with this
+Backends (:data:`SOLVERS`, that is :data:`dpcap.solvers.status.LP_SOLVERS`, in preference
+order) and why the default is Clarabel — measured on ``E|x − y|`` over ``{0..127}`` with line
+neighbours and a uniform prior (cvxpy 1.9.3, Clarabel 0.11.1, ECOS 2.0, SciPy 1.17's HiGHS),
+through :func:`dpcap.optimal_mechanism` with this
 module's settings: wall time of the whole call, and the certified gap (repaired mechanism's loss
 minus :func:`lagrangian_bound`):
 
@@ -79,11 +81,10 @@ __all__ = [
     "ordered_pairs",
 ]
 
-#: The backends :class:`MechanismLP` drives, in preference order (see the module notes).
+#: The backends :class:`MechanismLP` drives, in preference order (names: :mod:`.status`).
 SOLVERS: tuple[str, ...] = LP_SOLVERS
-
 #: The backend used when none is named: the fastest accurate one on the benchmark.
-DEFAULT_SOLVER = "CLARABEL"
+DEFAULT_SOLVER: str = LP_SOLVERS[0]
 
 #: Each conic backend's options. Clarabel at 1e-11 usually stops "almost solved" (its reduced
 #: tolerances) after 20–50 iterations, with primal residuals of 1e-11 that :func:`lift` repairs
@@ -170,9 +171,9 @@ class MechanismLP:
         The unordered neighbour pairs of rows (``first[i] != second[i]``); both orders are
         constrained.
     solver : {"CLARABEL", "HIGHS", "ECOS", "SCS"}
-        The backend (:data:`SOLVERS`). The conic ones go through cvxpy with ``t = e^ε`` a
-        parameter, so the problem is compiled on the first solve only; HiGHS is called through
-        ``scipy.optimize.linprog`` with the sparse pattern built here once.
+        The backend (:data:`SOLVERS`, case-insensitive). The conic ones go through cvxpy with
+        ``t = e^ε`` a parameter, so the problem is compiled on the first solve only; HiGHS is called
+        through ``scipy.optimize.linprog`` with the sparse pattern built here once.
 
     Raises
     ------
@@ -194,7 +195,8 @@ class MechanismLP:
     """
 
     def __init__(self, cost: FloatArray, first: IntArray, second: IntArray, *, solver: str) -> None:
-        if canonical(solver, SOLVERS) is None:
+        name = canonical(solver, SOLVERS)
+        if name is None:
             raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got solver={solver!r}")
         cost = np.asarray(cost, dtype=np.float64)
         if cost.ndim != 2 or cost.size == 0 or not np.isfinite(cost).all():
@@ -210,7 +212,7 @@ class MechanismLP:
             or (first == second).any()
         ):
             raise ValueError(f"pairs must join two different rows among {n}")
-        self.solver = solver.upper()
+        self.solver = name
         self.cost = cost
         self.first, self.second = first, second
         self._a, self._b = ordered_pairs(first, second)
@@ -411,7 +413,9 @@ class _Conic:
                 warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
                 self._problem.solve(solver=self._name, **_CONIC_OPTIONS[self._name])
         except cp.error.SolverError as err:
-            return _Part(None, None, math.nan, EngineStatus.FAILED, 0, f"{self._name} failed: {err}")
+            return _Part(
+                None, None, math.nan, EngineStatus.FAILED, 0, f"{self._name} failed: {err}"
+            )
         raw_status = str(self._problem.status)
         status = from_cvxpy(raw_status)
         stats = self._problem.solver_stats

@@ -1,7 +1,7 @@
 """Blahut's algorithm for the rate–distortion function, batched over slopes and certified.
 
-Problem (Shannon; Mir's risk–distortion, DESIGN §4): for a source law ``p`` on inputs and a
-distortion ``d[x, y] ≥ 0``,
+Problem (Shannon; Mir's risk–distortion, ``docs/mathematics.rst`` §5): for a source law ``p``
+on inputs and a distortion ``d[x, y] ≥ 0``,
 
     R(D) = min { I(p, W) : Σ_x p_x Σ_y W_xy d(x, y) ≤ D }.
 

@@ -10,9 +10,9 @@ Every expected value is a textbook formula written out here, never the code's ou
 * Mir's Theorems 3–4: the optimum is an exponential mechanism ``W ∝ q_y e^{−s d}`` and is
   ``2 s Δd``-DP.
 
-The contract (DESIGN §3–4): ``lower ≤ R(D) ≤ upper`` at the requested D, ``upper − lower ≤ tol``
-when converged, ``value = upper`` is the leakage of the returned mechanism, whose own distortion
-is ``≤ D``.
+The contract (``docs/mathematics.rst`` §5): ``lower ≤ R(D) ≤ upper`` at the requested D,
+``upper − lower ≤ tol`` when converged, ``value = upper`` is the leakage of the returned
+mechanism, whose own distortion is ``≤ D``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,12 @@ from numpy.typing import NDArray
 from scipy.special import xlogy
 
 import dpcap
-from dpcap.ratedistortion import mi_privacy_distortion, rate_distortion
+from dpcap.ratedistortion import (
+    mi_privacy_distortion,
+    mi_privacy_distortion_curve,
+    rate_distortion,
+    rate_distortion_curve,
+)
 from dpcap.result import (
     CurveResult,
     DistortionResult,
@@ -174,21 +179,21 @@ def test_endpoints_general_distortion() -> None:
 
 def test_curve_of_a_bernoulli_source() -> None:
     p = 0.3
-    curve = rate_distortion([p, 1 - p], hamming(2))
+    curve = rate_distortion_curve([p, 1 - p], hamming(2))
     assert isinstance(curve, CurveResult)
     assert len(curve) == 25
-    assert curve.x[0] == 0.0
-    assert curve.x[-1] == pytest.approx(p, abs=1e-15)
-    assert np.all(np.diff(curve.x) > 0)
+    assert curve.D[0] == 0.0
+    assert curve.D[-1] == pytest.approx(p, abs=1e-15)
+    assert np.all(np.diff(curve.D) > 0)
     assert all(s is Status.CONVERGED for s in curve.status)
-    for D, lo, up, pt in zip(curve.x, curve.lower, curve.upper, curve.points, strict=True):
+    for D, lo, up, pt in zip(curve.D, curve.lower, curve.upper, curve.points, strict=True):
         assert lo - SLACK <= r_binary(p, D) <= up + SLACK
         assert up - lo <= TOL
         assert pt.distortion_achieved == D
         assert pt.target == D
     # R is non-increasing and convex (Mir, Thm 2): chord slopes increase.
     assert np.all(np.diff(curve.value) <= SLACK)
-    chords = np.diff(curve.value) / np.diff(curve.x)
+    chords = np.diff(curve.value) / np.diff(curve.D)
     assert np.all(np.diff(chords) >= -1e-6)
     # Slopes decrease from ∞ at D_min to 0 at D_max.
     slopes = np.array([pt.slope for pt in curve.points])
@@ -200,11 +205,11 @@ def test_curve_of_a_bernoulli_source() -> None:
 def test_curve_points_and_refinement() -> None:
     """Points go where the curve bends: steep near D_min, so most lie in the first half."""
     m = 4
-    curve = rate_distortion(np.full(m, 1 / m), hamming(m), n_points=9)
+    curve = rate_distortion_curve(np.full(m, 1 / m), hamming(m), n_points=9)
     assert len(curve) == 9
-    for D, lo, up in zip(curve.x, curve.lower, curve.upper, strict=True):
+    for D, lo, up in zip(curve.D, curve.lower, curve.upper, strict=True):
         assert lo - SLACK <= r_uniform(m, D) <= up + SLACK
-    assert np.sum(curve.x < 0.375) >= 5
+    assert np.sum(curve.D < 0.375) >= 5
 
 
 def test_mi_privacy_distortion_two_bits() -> None:
@@ -217,8 +222,8 @@ def test_mi_privacy_distortion_two_bits() -> None:
         assert_certified(res, 2 * (LN2 - h2(D / 2)), D)
         flat = rate_distortion(joint.ravel(), d, D=D)
         assert res.value == pytest.approx(flat.value, abs=2 * TOL)
-    curve = mi_privacy_distortion(joint, d, n_points=5)
-    assert curve.x[-1] == pytest.approx(1.0)
+    curve = mi_privacy_distortion_curve(joint, d, n_points=5)
+    assert curve.D[-1] == pytest.approx(1.0)
     assert curve.value[0] == pytest.approx(2 * LN2, abs=TOL)
 
 
@@ -376,8 +381,20 @@ def test_zero_prior_inputs_and_duplicate_outputs() -> None:
         ([0.5, 0.5], [[0, -1], [1, 0]], {}, ParameterError, "distortion has a negative entry"),
         ([0.5, 0.5], [[0, 1, 2]], {}, ParameterError, r"one row per input of the prior \(2\)"),
         ([0.5, 0.5], [0, 1], {}, ParameterError, "distortion must be a 2-D matrix"),
-        ([0.5, 0.5], [[0, np.nan], [1, 0]], {}, ParameterError, "distortion contains NaN"),
-        ([0.5, 0.5], [[0, np.inf], [1, 0]], {}, ParameterError, "distortion contains an infinite"),
+        (
+            [0.5, 0.5],
+            [[0, np.nan], [1, 0]],
+            {},
+            ParameterError,
+            r"distortion must be finite, got nan at index \(0, 1\)",
+        ),
+        (
+            [0.5, 0.5],
+            [[0, np.inf], [1, 0]],
+            {},
+            ParameterError,
+            r"distortion must be finite, got inf at index \(0, 1\)",
+        ),
         ([0.5, 0.6], [[0, 1], [1, 0]], {}, PriorError, "prior must sum to 1"),
         ([0.5, 0.5], [[1, 2], [2, 1]], {"D": 0.5}, ParameterError, r"D must be >= D_min = 1\b"),
         ([0.5, 0.5], [[0, 1], [1, 0]], {"D": math.nan}, ParameterError, "D must be a finite"),
@@ -385,11 +402,11 @@ def test_zero_prior_inputs_and_duplicate_outputs() -> None:
         (
             [0.5, 0.5],
             [[0, 1], [1, 0]],
-            {"D": 0.1, "n_points": 5},
+            {"D": None},
             ParameterError,
-            "n_points is for the whole curve",
+            r"D must be a finite real number, got None \(for the whole curve, call "
+            r"rate_distortion_curve\)",
         ),
-        ([0.5, 0.5], [[0, 1], [1, 0]], {"n_points": 1}, ParameterError, "n_points must be"),
         ([0.5, 0.5], [[0, 1], [1, 0]], {"tol": 0.0}, ParameterError, "tol must be a positive"),
         ([0.5, 0.5], [[0, 1], [1, 0]], {"unit": "bans"}, ParameterError, "unit must be one of"),
     ],
@@ -397,8 +414,23 @@ def test_zero_prior_inputs_and_duplicate_outputs() -> None:
 def test_invalid_input(
     prior: object, distortion: object, kwargs: dict[str, object], error: type, match: str
 ) -> None:
+    kwargs = {"D": 0.1, **kwargs}
     with pytest.raises(error, match=match):
-        rate_distortion(prior, distortion, **kwargs)  # type: ignore[call-overload]
+        rate_distortion(prior, distortion, **kwargs)  # type: ignore[arg-type]
+
+
+def test_invalid_curve_input() -> None:
+    """The curve's own option, and the point's parameter refused by the curve (and back)."""
+    with pytest.raises(ParameterError, match=r"n_points must be an integer >= 2, got 1"):
+        rate_distortion_curve([0.5, 0.5], hamming(2), n_points=1)
+    with pytest.raises(TypeError, match="n_points"):
+        rate_distortion([0.5, 0.5], hamming(2), 0.1, n_points=5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="D"):
+        rate_distortion_curve([0.5, 0.5], hamming(2), D=0.1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        rate_distortion([0.5, 0.5], hamming(2))  # type: ignore[call-arg]
+    with pytest.raises(ParameterError, match=r"tol must be a positive"):
+        rate_distortion_curve([0.5, 0.5], hamming(2), tol=-1.0)
 
 
 def test_d_out_of_range_names_the_range() -> None:
@@ -409,43 +441,68 @@ def test_d_out_of_range_names_the_range() -> None:
 def test_mi_privacy_distortion_checks_the_joint_law() -> None:
     with pytest.raises(ParameterError, match=r"one row per input of the prior \(4\)"):
         mi_privacy_distortion(np.full((2, 2), 0.25), hamming(2), D=0.1)
+    with pytest.raises(
+        ParameterError, match=r"got None \(for the whole curve, call mi_privacy_distortion_curve\)"
+    ):
+        mi_privacy_distortion(np.full((2, 2), 0.25), 1 - np.eye(4), None)  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------------------- plot
+# ---------------------------------------------------------------------------- one return type
 
 
-def test_plot_writes_a_png(tmp_path: object) -> None:
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+@pytest.mark.parametrize("function", [rate_distortion_curve, mi_privacy_distortion_curve])
+def test_curves_are_sequences_of_point_results(function: object) -> None:
+    curve = function([0.3, 0.7], hamming(2), n_points=6)  # type: ignore[operator]
+    assert isinstance(curve, CurveResult)
+    assert len(curve) == 6
+    for i in range(len(curve)):
+        point = curve[i]
+        assert isinstance(point, DistortionResult)
+        assert point is curve.points[i]
+        assert point.distortion_achieved == curve.D[i]
+        assert point.value == curve.value[i]
+        assert curve.status[i] is point.status
+        assert curve.iterations[i] == point.iterations
+    assert curve.tol == TOL
+    assert curve.method == "blahut"
+    assert "all 6 points certified" in curve.message
+    frame = curve.to_frame()
+    assert len(frame) == len(curve)
+    assert list(frame["D"]) == curve.D.tolist()
+    assert list(frame["status"]) == ["converged"] * 6
 
-    from dpcap.plots_distortion import TANGENTS, plot_rate_distortion
 
-    curve = rate_distortion([0.3, 0.7], hamming(2), n_points=12)
-    path = tmp_path / "rd.png"  # type: ignore[operator]
-    fig = plot_rate_distortion(curve, path=path)
-    assert isinstance(fig, Figure)
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    (ax,) = fig.axes
-    assert len(ax.lines) == 1 + TANGENTS  # the curve and its tangents
-    assert ax.get_ylabel() == "$R(D)$ (nats)"
+def test_D_is_positional_or_keyword() -> None:
+    by_position = rate_distortion([0.5, 0.5], hamming(2), 0.1)
+    by_keyword = rate_distortion([0.5, 0.5], hamming(2), D=0.1)
+    assert by_position.value == by_keyword.value
+    assert isinstance(by_position, DistortionResult)
+    joint = mi_privacy_distortion(np.full(2, 0.5), hamming(2), 0.1)
+    assert joint.value == pytest.approx(by_position.value, abs=2 * TOL)
 
-    fig2 = plot_rate_distortion(([0.5, 0.5], hamming(2)), tangents=False)
-    assert len(fig2.axes[0].lines) == 1
-    other = Figure()
-    ax3 = other.add_subplot()
-    assert plot_rate_distortion(curve, ax=ax3) is other
-    with pytest.raises(ParameterError, match="curve_or_args must be a CurveResult"):
-        plot_rate_distortion(42)  # type: ignore[arg-type]
+
+def test_curve_in_bits_and_its_warning_is_single() -> None:
+    nats = rate_distortion_curve([0.5, 0.5], hamming(2), n_points=4)
+    bits = rate_distortion_curve([0.5, 0.5], hamming(2), n_points=4, unit="bits")
+    assert bits.unit == "bits"
+    np.testing.assert_allclose(bits.value, nats.value / LN2, rtol=1e-12)
+    with pytest.warns(dpcap.ConvergenceWarning, match=r"1 of 3 points not converged") as record:
+        open_curve = rate_distortion_curve([0.3, 0.7], hamming(2), n_points=3, tol=1e-300)
+    assert len(record) == 1
+    assert record[0].filename == __file__  # attributed to the caller of the public function
+    assert open_curve.converged.tolist() == [True, False, True]  # the endpoints are exact
+    assert open_curve[1].status is Status.MAX_ITER
+    assert "not converged" in open_curve[1].message
+
+
+# ---------------------------------------------------------------------------- imports
+# (the figure of R(D) and its tangents is tested with the other plots, tests/test_plots.py)
 
 
 def test_import_does_not_load_matplotlib() -> None:
     import subprocess
     import sys
 
-    code = (
-        "import sys, dpcap.ratedistortion, dpcap.plots_distortion; "
-        "print('matplotlib' in sys.modules)"
-    )
+    code = "import sys, dpcap.ratedistortion, dpcap.plots; print('matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -80,9 +80,7 @@ def main(repeat: int = 3) -> dict[str, Any]:
         f"\nLeast E|x - y| over {EPS:g}-DP mechanisms on {{0..{N - 1}}}, line neighbours, uniform"
         f" prior; optimum {OPTIMUM!r}; times: best of {repeat}, everything included"
     )
-    optimal = getattr(dpcap, "optimal_mechanism", None)
-    if optimal is None:
-        from dpcap.distortion_lp import optimal_mechanism as optimal
+    optimal = dpcap.optimal_mechanism
     header = (
         f"{'':22s} {'seconds':>8s} {'|value - opt|':>13s} {'gap':>8s} {'level - 1':>10s}"
         f" {'raw level':>10s}"

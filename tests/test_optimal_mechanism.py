@@ -1,9 +1,8 @@
-"""Least-loss ε-DP mechanisms and ε*(D): theorems and closed forms, every solver, the repair.
+"""Least-loss ε-DP mechanisms d*(ε): theorems and closed forms, every solver, the repair.
 
 Expected values come from the literature, never from the code: Ghosh–Roughgarden–Sundararajan
-(truncated geometric noise plus the consumer's optimal remap is optimal for counts), Wang–Ying–
-Zhang's ε*(D) = log(n/D − 1) + log(m − 1) (uniform prior on {0..m−1}^n, Hamming distortion),
-randomised response for one bit. Every returned mechanism's level is recomputed with
+(truncated geometric noise plus the consumer's optimal remap is optimal for counts), randomised
+response for one bit. Every returned mechanism's level is recomputed with
 :func:`dpcap.dp_epsilon` here.
 """
 
@@ -19,24 +18,18 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 import dpcap
-from dpcap.distortion_lp import optimal_mechanism, privacy_distortion, privacy_distortion_curve
 from dpcap.mechanisms import truncated_geometric
+from dpcap.optimal_mechanism import optimal_mechanism
 from dpcap.result import (
     ConvergenceWarning,
-    CurveResult,
     DistortionResult,
     NeighborError,
     ParameterError,
     PriorError,
     Status,
 )
-from dpcap.solvers.dplp import (
-    SOLVERS,
-    MechanismLP,
-    lagrangian_bound,
-    lift,
-    mixing_weight,
-)
+from dpcap.solvers.dplp import MechanismLP, lagrangian_bound, lift, mixing_weight
+from dpcap.solvers.status import LP_SOLVERS, EngineStatus
 
 FloatArray = NDArray[np.float64]
 
@@ -115,7 +108,7 @@ def test_randomized_response_is_optimal_for_one_bit() -> None:
     assert_verified(res, 2.0)
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("solver", LP_SOLVERS)
 def test_every_solver_brackets_the_same_optimum(solver: str) -> None:
     loss = count_losses(5)["abs"]
     prior = np.full(6, 1 / 6)
@@ -218,72 +211,6 @@ def test_random_problems_bracket_and_monotone(seed: int, n: int, k: int, eps: fl
     assert a.upper - a.lower <= 1e-6
 
 
-# --- privacy_distortion ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("n", "m"), [(2, 2), (2, 3)])
-def test_wang_ying_zhang_closed_form(n: int, m: int) -> None:
-    """ε*(D) = log(n/D − 1) + log(m − 1) for 0 < D ≤ n(m − 1)/m, and 0 above."""
-    shape, dist = hamming_problem(n, m)
-    prior = np.full(m**n, 1.0 / m**n)
-    top = n * (m - 1) / m
-    for D in (0.1, 0.5, 0.9 * top):
-        expected = math.log(n / D - 1) + math.log(m - 1)
-        res = privacy_distortion(prior, dist, D=D, shape=shape)
-        assert res.lower - 1e-12 <= expected <= res.upper + 1e-12
-        assert res.upper - res.lower <= 1e-6
-        assert res.status is Status.CONVERGED
-        assert res.distortion_achieved <= D
-        assert_verified(res, res.value, shape=shape)
-    assert privacy_distortion(prior, dist, D=top, shape=shape).value == 0.0
-    assert privacy_distortion(prior, dist, D=1.5 * top, shape=shape).value == 0.0
-
-
-def test_non_uniform_prior_bracket_is_certified_by_the_lp() -> None:
-    """At ``lower`` no mechanism meets D; at ``upper`` the returned one does."""
-    shape, dist = hamming_problem(2, 3)
-    prior = np.random.default_rng(3).dirichlet(np.ones(9))
-    D = 0.4
-    res = privacy_distortion(prior, dist, D=D, shape=shape, tol=1e-5)
-    assert optimal_mechanism(prior, dist, res.lower, shape=shape).lower > D
-    assert float(prior @ (res.mechanism * dist).sum(axis=1)) <= D
-    assert_verified(res, res.upper, shape=shape)
-    assert res.upper - res.lower <= 1e-5
-
-
-def test_curve_is_non_increasing_and_verified() -> None:
-    shape, dist = hamming_problem(2, 2)
-    prior = np.array([0.4, 0.3, 0.2, 0.1])
-    curve = privacy_distortion_curve(prior, dist, shape=shape, n_points=6)
-    assert isinstance(curve, CurveResult)
-    assert len(curve) == 6
-    assert (np.diff(curve.x) > 0).all()
-    assert (np.diff(curve.upper) <= 0).all()
-    assert curve.value[-1] == 0.0  # the last budget is d*(0)
-    for k, point in enumerate(curve.points):
-        assert point.distortion_achieved <= curve.x[k]
-        assert_verified(point, point.value, shape=shape)
-
-
-def test_curve_at_given_budgets_matches_single_points() -> None:
-    prior, dist = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
-    curve = privacy_distortion_curve(prior, dist, D=[0.1, 0.3])
-    for D, value in zip([0.1, 0.3], curve.value, strict=True):
-        assert value == pytest.approx(math.log((1 - D) / D), abs=1e-6)
-        assert privacy_distortion(prior, dist, D=D).value == pytest.approx(value, abs=1e-6)
-
-
-def test_extreme_budgets() -> None:
-    prior, dist = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
-    at_min = privacy_distortion(prior, dist, D=0.0)  # only the identity: ε* = ∞
-    assert at_min.value == math.inf
-    assert at_min.lower == math.inf
-    assert at_min.status is Status.CONVERGED
-    # a common argmin for every row: the constant mechanism is optimal, ε* = 0 even at d_min
-    common = privacy_distortion(prior, [[0.0, 1.0], [0.0, 2.0]], D=0.0)
-    assert common.value == 0.0
-
-
 # --- the repair ------------------------------------------------------------------------------
 
 
@@ -351,7 +278,10 @@ def test_errors_name_the_argument() -> None:
     prior, loss = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
     with pytest.raises(ParameterError, match=r"solver must be one of"):
         optimal_mechanism(prior, loss, 1.0, solver="GUROBI")
-    with pytest.raises(ParameterError, match=r"loss must have shape \(2, n_outputs\)"):
+    with pytest.raises(
+        ParameterError,
+        match=r"loss must be a 2-D matrix loss\[x, y\] with one row per database \(2\)",
+    ):
         optimal_mechanism(prior, [[0.0, 1.0]], 1.0)
     with pytest.raises(ParameterError, match=r"loss must be finite, got nan at index \(0, 1\)"):
         optimal_mechanism(prior, [[0.0, np.nan], [1.0, 0.0]], 1.0)
@@ -369,23 +299,7 @@ def test_errors_name_the_argument() -> None:
         optimal_mechanism(prior, loss, 1.0, neighbors="ring")
 
 
-def test_privacy_distortion_errors() -> None:
-    prior, dist = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
-    with pytest.raises(ParameterError, match=r"D=-0.1 is below the least achievable"):
-        privacy_distortion(prior, dist, D=-0.1)
-    with pytest.raises(ParameterError, match=r"D must not be NaN"):
-        privacy_distortion(prior, dist, D=math.nan)
-    with pytest.raises(ParameterError, match=r"D must be a real number"):
-        privacy_distortion(prior, dist, D="0.2")  # type: ignore[arg-type]
-    with pytest.raises(ParameterError, match=r"distortion must have shape"):
-        privacy_distortion(prior, [0.0, 1.0], D=0.2)
-    with pytest.raises(ParameterError, match=r"not both"):
-        privacy_distortion_curve(prior, dist, D=[0.2], n_points=3)
-    with pytest.raises(ParameterError, match=r"n_points must be an integer >= 1"):
-        privacy_distortion_curve(prior, dist, n_points=0)
-
-
-@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("solver", LP_SOLVERS)
 def test_engine_is_built_once_and_resolved_across_eps(solver: str) -> None:
     loss = count_losses(4)["abs"]
     prior = np.full(5, 0.2)
@@ -393,7 +307,7 @@ def test_engine_is_built_once_and_resolved_across_eps(solver: str) -> None:
     lp = MechanismLP(prior[:, None] * loss, first, second, solver=solver)
     for eps in (1.0, 0.5, 1.0):
         sol = lp.solve(eps)
-        assert sol.status in ("optimal", "inaccurate")
+        assert sol.status in (EngineStatus.OPTIMAL, EngineStatus.INACCURATE)
         assert sol.objective == pytest.approx(geometric_remap_value(prior, loss, eps), abs=1e-7)
         assert sol.residual < 1e-6
         assert sol.multipliers.shape == (2 * first.size, 5)
@@ -421,9 +335,39 @@ def test_import_does_not_load_cvxpy() -> None:
     import sys
     from pathlib import Path
 
-    code = "import sys, dpcap.distortion_lp; print('cvxpy' in sys.modules)"
+    code = (
+        "import sys, dpcap.optimal_mechanism, dpcap.privacy_distortion; "
+        "print('cvxpy' in sys.modules)"
+    )
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+# --- the signature rule and solver names ------------------------------------------------------
+
+
+def test_eps_is_positional_or_keyword() -> None:
+    prior, loss = [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]]
+    by_keyword = optimal_mechanism(prior, loss, eps=1.0)
+    assert by_keyword.value == optimal_mechanism(prior, loss, 1.0).value
+    assert by_keyword.target == 1.0
+    with pytest.raises(TypeError):
+        optimal_mechanism(prior=prior, loss=loss, eps=1.0)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("spelling", ["clarabel", "highs", "Highs", "CLARABEL"])
+def test_solver_names_are_case_insensitive(spelling: str) -> None:
+    res = optimal_mechanism([0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]], 1.0, solver=spelling)
+    assert res.method == f"lp/{spelling.upper()}"
+    assert res.value == pytest.approx(1 / (1 + math.e), abs=1e-9)
+    assert MechanismLP(np.ones((2, 2)), np.array([0]), np.array([1]), solver=spelling).solver == (
+        spelling.upper()
+    )
+
+
+def test_solver_error_lists_the_names() -> None:
+    with pytest.raises(ParameterError, match=r"solver must be one of .*CLARABEL.*case-insensitive"):
+        optimal_mechanism([0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]], 1.0, solver="glpk")

@@ -1,0 +1,390 @@
+r"""The least-loss ε-DP mechanism LP at one ε: the problem, the bracket, verification and repair.
+
+Shared by :mod:`dpcap.optimal_mechanism` (``d*(ε)``) and :mod:`dpcap.privacy_distortion`
+(``ε*(D)``, which inverts ``d*``). For a prior ``p`` on the databases (rows) and a loss
+``ℓ(x, y)``, the least expected loss of an ε-DP mechanism is a linear program in the mechanism
+``W`` (``docs/mathematics.rst`` §6):
+
+.. math:: d^*(\varepsilon) = \min_W \sum_x p_x \sum_y W_{xy}\,\ell(x, y)
+          \quad\text{s.t.}\quad W \text{ row-stochastic},\quad
+          W_{xy} \le e^{\varepsilon} W_{x'y}\ \ \forall (x, x') \text{ neighbours},\ \forall y.
+
+:func:`evaluate` returns ``d*(ε)`` with a bracket certified here, never taken on the solver's
+word:
+
+* ``upper`` is the expected loss of a mechanism whose ε-DP level is recomputed exactly (the
+  kernel of :func:`dpcap.dp_epsilon`) and is at most ``ε·(1 + DP_RTOL)``. LP solvers return
+  mechanisms whose tiny entries break the ratio constraints (ε = ∞ is common), so the solver's
+  matrix is *repaired* when it fails: negatives clipped and rows renormalised, then lifted to the
+  least entrywise-larger matrix that meets the ratios and renormalised
+  (:func:`dpcap.solvers.dplp.lift`), and, if that is not enough, mixed with a 0-DP mechanism by
+  the least weight that restores every constraint (:func:`dpcap.solvers.dplp.mixing_weight`,
+  then the rounding rule of :func:`dpcap.solvers.mixing.least_weight`, ``docs/mathematics.rst``
+  §8). A closed-form candidate competes at every ε: the ε = ∞ optimum (each row's argmin)
+  mixed with a 0-DP mechanism by the least weight that makes it ε-DP. It wins at large ε,
+  where the LP's coefficients ``e^ε`` defeat the solvers, and it stands in when a solver fails.
+* ``lower`` is the larger of the Lagrangian bound of the solver's multipliers
+  (:func:`dpcap.solvers.dplp.lagrangian_bound`), valid for *any* multipliers by weak duality,
+  a closed-form bound tight as ε → 0, and ``d*(∞) = Σ_x p_x min_y ℓ(x, y)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.sparse import coo_matrix
+
+from dpcap import _validation as check
+from dpcap.neighbors import Neighbors, neighbor_pairs
+from dpcap.result import PriorError, ProblemTooLargeError
+from dpcap.solvers import dplp, pairwise
+from dpcap.solvers.mixing import least_weight
+from dpcap.solvers.status import LP_SOLVERS
+
+__all__ = ["DP_RTOL", "MAX_LP_CONSTRAINTS", "Point", "Problem", "build", "evaluate"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Relative slack allowed on a verified DP level: ``level ≤ ε·(1 + DP_RTOL)``.
+DP_RTOL = 1e-9
+
+#: Most ratio constraints (ordered pairs × outputs) handed to an LP solver.
+MAX_LP_CONSTRAINTS = 2**23
+
+# --------------------------------------------------------------------------------------------
+# The problem: validated data, closed forms at ε = 0 and ε = ∞, the compiled LP
+
+
+@dataclass
+class Problem:
+    """The validated data of one LP, its closed forms at ε = 0 and ε = ∞, the compiled LP and
+    the points solved so far (every search on the same problem reuses them)."""
+
+    prior: FloatArray
+    loss: FloatArray
+    cost: FloatArray
+    first: IntArray
+    second: IntArray
+    solver: str
+    inf_mechanism: FloatArray  # the ε = ∞ optimum: a point mass at argmin_y ℓ(x, y)
+    zero_mechanism: FloatArray  # the ε = 0 optimum: one best constant row per component
+    d_min: float  # d*(∞)
+    d_zero: float  # d*(0)
+    zero_at_min: bool  # whether d*(0) = d*(∞) exactly (a common argmin in every component)
+    components: tuple[FloatArray, FloatArray, FloatArray]  # per component: d*(0), d*(∞), radius
+    lp: dplp.MechanismLP | None = None
+    cache: list[Point] = field(default_factory=list)
+
+    def expected(self, W: FloatArray) -> float:
+        return math.fsum(np.sum(self.cost * W, axis=1).tolist())
+
+    def closed_lower(self, eps: float) -> float:
+        """A closed-form lower bound on d*(ε), tight as ε → 0.
+
+        Per component of the neighbour graph, ``share·d*(0) + (1 − share)·d*(∞)`` with
+        ``share = e^{−ε·radius}`` rounded down, less a rounding margin.
+        """
+        zero, least, radius = self.components
+        with np.errstate(over="ignore"):
+            share = np.nextafter(np.exp(-eps * radius), 0.0)
+        terms = share * zero + (1.0 - share) * least
+        value = math.fsum(terms.tolist())
+        return value - 8 * 2.0**-53 * float(np.sum(np.abs(zero) + np.abs(least)))
+
+    def level(self, W: FloatArray) -> float:
+        """The exact ε-DP level (the kernel of :func:`dpcap.dp_epsilon`)."""
+        value, *_ = pairwise.max_log_ratio(W, self.first, self.second)
+        return value
+
+
+@dataclass(frozen=True)
+class Point:
+    """``d*`` at one ε: a certified lower bound and a verified mechanism."""
+
+    eps: float
+    lower: float
+    upper: float
+    mechanism: FloatArray
+    level: float
+    iterations: int
+    method: str
+    note: str
+    details: tuple[tuple[str, float], ...]
+    failure: str = ""  # the solver's message when it failed (the bracket is then closed-form)
+
+
+def _domain(prior: Any, shape: Any) -> tuple[FloatArray, tuple[int, ...]]:
+    """The prior as a vector over the rows, and the domain sizes (default: one entry)."""
+    arr = np.asarray(prior)
+    if shape is None:
+        if arr.ndim == 0:
+            raise PriorError(f"prior must be a probability vector, got {check.show(prior)}")
+        dims = (int(arr.size),) if arr.ndim == 1 else tuple(int(s) for s in arr.shape)
+    else:
+        dims = check.domain_shape(shape)
+    rows = math.prod(dims)
+    if arr.shape not in ((rows,), dims):
+        raise PriorError(
+            f"prior must have {rows} entries (one per database of the domain {dims}), "
+            f"got shape {arr.shape}"
+        )
+    return check.law(arr, "prior").ravel(), dims
+
+
+def build(
+    prior: Any, loss: Any, shape: Any, neighbors: Neighbors, solver: Any, name: str
+) -> Problem:
+    """Validate the arguments of a query and set up its LP (compiled on the first solve).
+
+    ``name`` is the loss argument's name in messages (``loss`` or ``distortion``); ``solver``
+    is one of :data:`dpcap.solvers.status.LP_SOLVERS`, case-insensitive (default the first).
+    """
+    name_solver = LP_SOLVERS[0] if solver is None else check.solver(solver, LP_SOLVERS)
+    p, dims = _domain(prior, shape)
+    rows = p.size
+    loss_arr = check.cost_matrix(loss, rows, name, rows_of="database", nonnegative=False)
+    k = loss_arr.shape[1]
+    check.dense_size(rows, k, "the mechanism")
+    first, second = neighbor_pairs(dims, neighbors)
+    if 2 * first.size * k > MAX_LP_CONSTRAINTS:
+        raise ProblemTooLargeError(
+            f"the LP would have {2 * first.size * k} ratio constraints ({first.size} neighbour "
+            f"pairs, both orders, x {k} outputs), above dpcap's limit of {MAX_LP_CONSTRAINTS}"
+        )
+    cost = p[:, None] * loss_arr
+    # ε = ∞: each row alone; ε = 0: neighbours share their row, so one row per component.
+    best = np.argmin(loss_arr, axis=1)
+    inf_mech = np.zeros((rows, k))
+    inf_mech[np.arange(rows), best] = 1.0
+    from scipy.sparse.csgraph import connected_components  # slow to import: only when needed
+
+    graph = coo_matrix((np.ones(first.size), (first, second)), shape=(rows, rows))
+    _, labels = connected_components(graph, directed=False)
+    order = np.argsort(labels, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(labels[order]) != 0])
+    per_component = np.add.reduceat(cost[order], starts, axis=0)
+    column = np.argmin(per_component, axis=1)
+    zero_mech = np.zeros((rows, k))
+    zero_mech[order, np.repeat(column, np.diff(np.r_[starts, rows]))] = 1.0
+    # d*(0) = d*(∞) iff each component's rows of positive prior share an argmin
+    # (``docs/mathematics.rst`` §6).
+    argmins = (loss_arr == loss_arr.min(axis=1, keepdims=True)) | (p == 0)[:, None]
+    common = np.logical_and.reduceat(argmins[order], starts, axis=0).any(axis=1).all()
+    # Per component: d*(0), d*(∞) and the eccentricity of its first row (for closed_lower).
+    zero_c = per_component.min(axis=1)
+    least_c = np.add.reduceat(cost[order].min(axis=1), starts)
+    radius = _eccentricities(first, second, labels.astype(np.int64), order[starts])
+    problem = Problem(
+        prior=p,
+        loss=loss_arr,
+        cost=cost,
+        first=first,
+        second=second,
+        solver=name_solver,
+        inf_mechanism=inf_mech,
+        zero_mechanism=zero_mech,
+        d_min=0.0,
+        d_zero=0.0,
+        zero_at_min=bool(common),
+        components=(zero_c, least_c, radius),
+    )
+    problem.d_min = problem.expected(inf_mech)
+    problem.d_zero = problem.expected(zero_mech)
+    return problem
+
+
+def _eccentricities(
+    first: IntArray, second: IntArray, labels: IntArray, roots: IntArray
+) -> FloatArray:
+    """For each component (in label order), the largest path length from its root row."""
+    rows = labels.size
+    dist = np.full(rows, np.inf)
+    dist[roots] = 0.0
+    tails = np.concatenate([first, second])
+    heads = np.concatenate([second, first])
+    for _ in range(rows):  # breadth-first from every root at once, one layer per sweep
+        reach = dist[tails] + 1.0
+        closer = reach < dist[heads]
+        if not closer.any():
+            break
+        np.minimum.at(dist, heads[closer], reach[closer])
+    radius = np.zeros(int(labels.max()) + 1 if rows else 0)
+    np.maximum.at(radius, labels, dist)
+    return radius[labels[roots]]
+
+
+# --------------------------------------------------------------------------------------------
+# One ε: solve, certify, verify, repair
+
+
+def evaluate(problem: Problem, eps: float) -> Point:
+    """``d*(ε)``: closed forms at 0 and ∞, else the LP with its bound and repaired mechanism."""
+    for point in problem.cache:
+        if point.eps == eps:
+            return point
+    if eps == 0.0 or math.isinf(eps):
+        W = problem.zero_mechanism if eps == 0.0 else problem.inf_mechanism
+        value = problem.expected(W)
+        which = "a best constant row per connected component" if eps == 0.0 else "argmin rows"
+        level = problem.level(W)
+        details: tuple[tuple[str, float], ...] = (
+            ("raw_dp_level", level),
+            ("distortion_before_repair", value),
+            ("lift_mass", 0.0),
+            ("repair_weight", 0.0),
+        )
+        note = f"closed form at eps={eps:g} ({which})"
+        point = Point(eps, value, value, W.copy(), level, 0, "closed-form", note, details)
+        problem.cache.append(point)
+        return point
+    # Valid at every ε whatever the solver does: d*(ε) ≥ d*(∞) = d_min, and the ε = ∞ optimum
+    # mixed with a 0-DP mechanism by the least weight that makes it ε-DP.
+    limit = eps * (1.0 + DP_RTOL)
+    fallback, weight, fallback_level = _mix(problem, problem.inf_mechanism, eps, limit)
+    fallback_value = problem.expected(fallback)
+    if problem.d_zero <= fallback_value:  # small ε: the best 0-DP mechanism is ε-DP too
+        fallback, weight, fallback_value = problem.zero_mechanism.copy(), 1.0, problem.d_zero
+        fallback_level = problem.level(fallback)
+    floor = max(problem.d_min, problem.closed_lower(eps))
+    if problem.lp is None:
+        problem.lp = dplp.MechanismLP(
+            problem.cost, problem.first, problem.second, solver=problem.solver
+        )
+    solution = problem.lp.solve(eps)
+    if not solution.status.usable:
+        details = (
+            ("raw_dp_level", math.nan),
+            ("distortion_before_repair", math.nan),
+            ("lift_mass", 0.0),
+            ("repair_weight", weight),
+        )
+        note = (
+            f"{problem.solver} failed on the mechanism LP at eps={eps:g} ({solution.message}); "
+            "closed-form bracket"
+        )
+        point = Point(
+            eps,
+            min(floor, fallback_value),
+            fallback_value,
+            fallback,
+            fallback_level,
+            solution.iterations,
+            "closed-form",
+            note,
+            details,
+            failure=solution.message,
+        )
+        problem.cache.append(point)
+        return point
+    bound = dplp.lagrangian_bound(
+        problem.cost, problem.first, problem.second, eps, solution.multipliers
+    )
+    W, level, details = _repair(problem, solution.mechanism, eps)
+    upper = problem.expected(W)
+    note = (
+        f"{solution.message} in {solution.solve_time:.3g} s (reported {solution.objective:.12g},"
+        f" primal residual {solution.residual:.2g}); raw mechanism at eps level "
+        f"{dict(details)['raw_dp_level']:.6g}"
+    )
+    if fallback_value < upper:  # ε large (LP ill-conditioned) or tiny: a closed form is better
+        W, level, upper = fallback, fallback_level, fallback_value
+        details = (*details[:3], ("repair_weight", weight))
+        note += "; a closed-form mechanism did better"
+    lower = max(bound, floor)
+    point = Point(
+        eps,
+        min(lower, upper),
+        upper,
+        W,
+        level,
+        solution.iterations,
+        f"lp/{problem.solver}",
+        note,
+        details,
+    )
+    problem.cache.append(point)
+    return point
+
+
+def _repair(
+    problem: Problem, raw: FloatArray, eps: float
+) -> tuple[FloatArray, float, tuple[tuple[str, float], ...]]:
+    """A verified ε-DP mechanism from a solver's matrix, and what it took.
+
+    1. Clip negatives to 0 and renormalise rows (a row with no positive mass becomes uniform).
+    2. If the level exceeds ``ε(1 + DP_RTOL)``: lift to the least entrywise-larger matrix that
+       meets the ratios at ``ε − η`` and renormalise; ``η ≥ 0`` absorbs the renormalisation
+       (rows gain different masses), found by at most six tries.
+    3. If still above: mix with ``U = 1uᵀ`` by the least weight λ (closed form), ``u`` the
+       prior-weighted or the plain average row, whichever costs less loss.
+    """
+    k = raw.shape[1]
+    W = np.where(np.isfinite(raw) & (raw > 0), raw, 0.0)
+    sums = W.sum(axis=1)
+    empty = ~(sums > 0)
+    W[empty] = 1.0 / k
+    sums[empty] = 1.0
+    W /= sums[:, None]
+    before = problem.expected(W)
+    raw_level = level = problem.level(W)
+    added, weight = 0.0, 0.0
+    limit = eps * (1.0 + DP_RTOL)
+    if level > limit:
+        W, added = _lift_normalised(problem, W, eps)
+        level = problem.level(W)
+    if level > limit:
+        W, weight, level = _mix(problem, W, eps, limit)
+    details = (
+        ("raw_dp_level", raw_level),
+        ("distortion_before_repair", before),
+        ("lift_mass", added),
+        ("repair_weight", weight),
+    )
+    return W, level, details
+
+
+def _lift_normalised(problem: Problem, W: FloatArray, eps: float) -> tuple[FloatArray, float]:
+    eta, best, added = 0.0, W, 0.0
+    for _ in range(6):
+        target = eps - eta
+        if target <= 0:
+            break
+        V = dplp.lift(W, problem.first, problem.second, target)
+        sums = V.sum(axis=1)
+        V /= sums[:, None]
+        best, added = V, float(sums.max() - 1.0)
+        excess = problem.level(V) - target
+        if excess <= eta:
+            break
+        eta = max(2.0 * eta, 2.0 * excess)
+    return best, added
+
+
+def _mix(
+    problem: Problem, W: FloatArray, eps: float, limit: float
+) -> tuple[FloatArray, float, float]:
+    """``(1 − λ)W + λ·1uᵀ`` at the least λ whose exact level is ``≤ limit``, λ and the level.
+
+    ``u`` is the prior-weighted or the plain average row, whichever loses less at its analytic
+    weight (:func:`dpcap.solvers.dplp.mixing_weight`); the level is then re-evaluated on the
+    mixture and λ raised by the rounding rule of :func:`dpcap.solvers.mixing.least_weight`
+    (λ = 1, a constant mechanism, is 0-DP).
+    """
+    options = []
+    for u in (problem.prior @ W, W.mean(axis=0)):
+        weight = dplp.mixing_weight(W, u, problem.first, problem.second, eps)
+        options.append((problem.expected((1 - weight) * W + weight * u), weight, u))
+    _, start, u = min(options, key=lambda o: o[0])
+
+    def mixture(weight: float) -> FloatArray:
+        mixed: FloatArray = (1.0 - weight) * W + weight * u
+        return mixed
+
+    weight = least_weight(lambda w: problem.level(mixture(w)) <= limit, start)
+    mixed = mixture(weight)
+    return mixed, weight, problem.level(mixed)

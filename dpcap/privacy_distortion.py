@@ -1,0 +1,443 @@
+r"""The privacy–distortion function ``ε*(D)`` of Wang, Ying and Zhang, certified.
+
+``ε*(D) = min{ε : d*(ε) ≤ D}``: the least ε for which some ε-DP mechanism on the database
+domain has expected distortion at most D, the inverse of the least-loss LP ``d*(ε)``
+(:func:`dpcap.optimal_mechanism`, :mod:`dpcap._mechanism_lp`; ``docs/mathematics.rst`` §6).
+:func:`privacy_distortion` (one budget) and :func:`privacy_distortion_curve` (many) search over
+ε monotonically and keep a certified bracket: ``lower`` an ε proven infeasible
+(``d*(ε) ≥ L(ε) > D``), ``upper`` the exact level of a verified mechanism with expected
+distortion at most D.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpcap import _certify
+from dpcap import _mechanism_lp as lp
+from dpcap import _validation as check
+from dpcap.neighbors import Neighbors
+from dpcap.result import (
+    CurveResult,
+    DistortionResult,
+    ParameterError,
+    SolverError,
+    Status,
+    curve_arrays,
+)
+from dpcap.solvers.mixing import least_weight
+
+__all__ = ["privacy_distortion", "privacy_distortion_curve"]
+
+FloatArray = NDArray[np.float64]
+
+#: Most LP solves in one ε*(D) search.
+MAX_SOLVES = 100
+
+#: Default number of points of :func:`privacy_distortion_curve`.
+DEFAULT_POINTS = 16
+
+
+def _feasible_start(problem: lp.Problem, budget: float) -> lp.Point:
+    """A closed-form mechanism of distortion ≤ D at a finite level, for ``d_min < D < d*(0)``.
+
+    ``(1 − μ)·U + μ·T`` with ``T`` the ε = ∞ optimum (distortion ``d_min < D``) and ``U`` the
+    uniform rows (full support, so the level is finite while ``μ < 1``): its distortion is
+    linear in μ, and the least μ that meets D (the most uniform mass) is found by
+    :func:`dpcap.solvers.mixing.least_weight` from its analytic value.
+    """
+    k = problem.loss.shape[1]
+    uniform = np.full_like(problem.inf_mechanism, 1.0 / k)
+    d_uniform = problem.expected(uniform)
+
+    def mixture(weight: float) -> FloatArray:
+        W: FloatArray = (1.0 - weight) * uniform + weight * problem.inf_mechanism
+        return W
+
+    start = 0.0 if d_uniform <= budget else (d_uniform - budget) / (d_uniform - problem.d_min)
+    W = mixture(least_weight(lambda w: problem.expected(mixture(w)) <= budget, start))
+    value = problem.expected(W)
+    level = problem.level(W)
+    return lp.Point(
+        level,
+        math.nan,
+        value,
+        W,
+        level,
+        0,
+        "closed-form",
+        "mixture of the eps = inf optimum and uniform rows",
+        (),
+    )
+
+
+@dataclass
+class _Search:
+    value: float
+    lower: float
+    point: lp.Point
+    solves: int
+    note: str
+
+
+def _search(problem: lp.Problem, budget: float, tol: float) -> _Search:
+    """ε*(D) by a bracketing search over ε (bisection alternating with clipped secant steps)."""
+    if budget < problem.d_min:
+        raise ParameterError(
+            f"D={budget!r} is below the least achievable expected distortion d_min="
+            f"{problem.d_min!r} (releasing argmin_y d(x, y), with no privacy): no mechanism "
+            "meets it"
+        )
+    if budget >= problem.d_zero or (problem.zero_at_min and budget >= problem.d_min):
+        point = lp.evaluate(problem, 0.0)
+        return _Search(
+            0.0,
+            0.0,
+            point,
+            0,
+            f"D >= d*(0) = {problem.d_zero:.12g}: a 0-DP "
+            "mechanism (one constant row per component) meets it",
+        )
+    if budget == problem.d_min:
+        point = lp.evaluate(problem, math.inf)
+        return _Search(
+            math.inf,
+            math.inf,
+            point,
+            0,
+            (
+                f"D = d_min = {problem.d_min:.12g} < d*(0): only mechanisms supported on each "
+                "row's argmin reach it, and no finite eps allows rows of one component to "
+                "differ in support"
+            ),
+        )
+    lo, g_lo = 0.0, problem.d_zero - budget
+    best = _feasible_start(problem, budget)
+    for point in problem.cache:  # what earlier searches learned at other ε
+        if point.lower > budget and point.eps > lo:
+            lo, g_lo = point.eps, point.lower - budget
+        if point.upper <= budget and point.level < best.level:
+            best = point
+    hi, g_hi = best.level, best.upper - budget
+    solves, step, ambiguous, toggle, stuck = 0, 0, math.nan, True, 0
+    failures: list[str] = []
+    while hi - lo > tol and solves < MAX_SOLVES and stuck < 8:
+        width = hi - lo
+        if lo < ambiguous < hi:  # halve either side of the undecided ε in turn
+            eps = (ambiguous + hi) / 2 if toggle else (lo + ambiguous) / 2
+            toggle = not toggle
+        elif step % 2 == 1 and g_lo > g_hi:
+            eps = lo + width * g_lo / (g_lo - g_hi)
+            eps = min(max(eps, lo + width / 16), hi - width / 16)
+        else:
+            eps = lo + width / 2
+        step += 1
+        point = lp.evaluate(problem, eps)
+        solves += 1
+        if point.failure:
+            failures.append(f"eps={eps:.6g}: {point.failure}")
+        progress = False
+        if point.lower > budget:
+            lo, g_lo, progress = eps, point.lower - budget, True
+        elif point.upper <= budget:
+            if point.level < hi:
+                hi, g_hi, best, progress = point.level, point.upper - budget, point, True
+        else:  # L(ε) ≤ D < U(ε): the LP's accuracy cannot tell; probe either side
+            ambiguous = eps
+        stuck = 0 if progress else stuck + 1
+    note = (
+        f"{solves} LP solves; eps={lo:.9g} infeasible (distortion bound > D), mechanism at "
+        f"eps level {hi:.9g} with distortion {best.upper:.12g} <= D"
+    )
+    if stuck >= 8:
+        note += "; the LP's accuracy could not separate the bracket further"
+    if failures and hi - lo > tol:
+        raise SolverError(
+            f"{problem.solver} failed during the eps*(D) search ({len(failures)} of {solves} "
+            f"solves; {failures[0]}); bracket left at [{lo:.9g}, {hi:.9g}]",
+            Status.FAILED,
+        )
+    if failures:
+        note += f"; {len(failures)} solves failed and were replaced by closed-form brackets"
+    return _Search(hi, lo, best, solves, note)
+
+
+def _privacy_point(problem: lp.Problem, D: float, tol: float, warn: bool) -> DistortionResult:
+    found = _search(problem, D, tol)
+    point = found.point
+    gap = 0.0 if found.value == found.lower else found.value - found.lower
+    status, message = _certify.conclude(
+        gap, tol, note=found.note, open_status=Status.INACCURATE, warn_open=warn
+    )
+    return DistortionResult(
+        value=found.value,
+        lower=found.lower,
+        upper=found.value,
+        mechanism=point.mechanism,
+        target=D,
+        distortion_achieved=point.upper,
+        dp_level=point.level,
+        slope=math.nan,
+        status=status,
+        iterations=found.solves,
+        method=f"lp-search/{problem.solver}",
+        unit="nats",
+        message=message,
+        tol=tol,
+        details=(("lp_solves", float(found.solves)), *point.details),
+    )
+
+
+def _share_certificates(
+    points: dict[int, DistortionResult], levels: FloatArray, tol: float
+) -> None:
+    """Make the brackets monotone: ε* is non-increasing in D, and so are both certificates.
+
+    A mechanism within a smaller budget is within a larger one (its upper end serves every
+    larger D); an ε infeasible for a larger budget is infeasible for a smaller one.
+    """
+    rising = [int(i) for i in np.argsort(levels, kind="stable")]
+    best: DistortionResult | None = None
+    for i in rising:
+        point = points[i]
+        if best is not None and best.upper < point.upper:
+            point = replace(
+                point,
+                value=best.upper,
+                upper=best.upper,
+                mechanism=best.mechanism,
+                distortion_achieved=best.distortion_achieved,
+                dp_level=best.dp_level,
+                details=best.details,
+                message=f"{point.message}; mechanism shared from budget D={best.target:.12g}",
+            )
+        if best is None or point.upper < best.upper:
+            best = point
+        points[i] = point
+    floor = -math.inf
+    for i in reversed(rising):
+        point = points[i]
+        if floor > point.lower:
+            point = replace(point, lower=floor)
+        floor = max(floor, point.lower)
+        gap = 0.0 if point.upper == point.lower else point.upper - point.lower
+        note = point.message.split("; ", 1)[1] if "; " in point.message else ""
+        status, message = _certify.conclude(
+            gap, tol, note=note, open_status=Status.INACCURATE, warn_open=False
+        )
+        points[i] = replace(point, status=status, message=message)
+
+
+def _level_D(D: Any) -> float:
+    if isinstance(D, bool) or not isinstance(D, (int, float, np.integer, np.floating)):
+        hint = " (for many budgets, call privacy_distortion_curve)" if D is None else ""
+        raise ParameterError(f"D must be a real number, got {check.show(D)}{hint}")
+    if math.isnan(float(D)):
+        raise ParameterError("D must not be NaN")
+    return float(D)
+
+
+def privacy_distortion(
+    prior: Any,
+    distortion: Any,
+    /,
+    D: float,
+    *,
+    shape: Sequence[int] | None = None,
+    neighbors: Neighbors = "hamming",
+    tol: float = 1e-6,
+    solver: str | None = None,
+) -> DistortionResult:
+    r"""Wang–Ying–Zhang's privacy–distortion function ``ε*(D)``, with a certified bracket.
+
+    ``ε*(D)`` is the least ε for which some ε-DP mechanism has expected distortion at most D
+    (``docs/mathematics.rst`` §6). For many budgets, or the whole curve, see
+    :func:`privacy_distortion_curve`.
+
+    Parameters
+    ----------
+    prior : array_like, shape (n_databases,) or ``shape``
+        The law of the database (rows in C order over the domain).
+    distortion : array_like, shape (n_databases, n_outputs)
+        ``distortion[x, y] = d(x, y)``; finite. For database-valued outputs ``n_outputs`` is
+        the number of databases (e.g. the Hamming distance between databases).
+    D : float
+        The distortion budget, ``D ≥ d_min = Σ_x p_x min_y d(x, y)``.
+    shape : sequence of int, optional
+        Domain sizes of the database; default one entry whose values are the rows.
+    neighbors : str, array_like or callable
+        As in :func:`dpcap.neighbor_pairs`; default Hamming distance 1.
+    tol : float
+        Target width ``upper − lower`` of the bracket on ε* (nats).
+    solver : {"CLARABEL", "HIGHS", "ECOS", "SCS"}, optional
+        The LP backend, case-insensitive (default Clarabel).
+
+    Returns
+    -------
+    DistortionResult
+        ``value = upper``: the ε-DP level of ``mechanism`` as :func:`dpcap.dp_epsilon` computes
+        it (exact up to the rounding of a log-ratio, a few ulps), a mechanism with expected
+        distortion ``distortion_achieved ≤ D``; so ``ε*(D) ≤ upper``. ``lower``: an ε at which
+        the LP's certified bound shows every mechanism has distortion > D (or 0), so
+        ``ε*(D) > lower``. ``target`` is D, ``iterations`` the number of LP solves, ``unit``
+        ``"nats"``; ``details`` add ``lp_solves`` to those of :func:`dpcap.optimal_mechanism`
+        for the returned mechanism.
+
+    Raises
+    ------
+    ParameterError
+        If ``D < d_min`` (no mechanism, private or not, meets it) or is not a number (None
+        included), or another argument is invalid.
+    SolverError
+        If the LP solver fails outright.
+
+    Warns
+    -----
+    ConvergenceWarning
+        If the bracket is wider than ``tol`` (status ``inaccurate``): the LP's accuracy could not
+        separate the two sides, or the solve budget (100) ran out.
+
+    Notes
+    -----
+    ``d*(ε)``, the least distortion at ε (:func:`dpcap.optimal_mechanism`), is non-increasing in ε,
+    from ``d*(0)`` (every component of the neighbour graph releases one constant row) to
+    ``d*(∞) = d_min``. So ``ε*(D) = 0`` for ``D ≥ d*(0)``; ε* may jump there, as ``d*`` is
+    often flat near ε = 0 (the best 0-DP mechanism stays optimal up to some ``ε₀ > 0``, so
+    ``ε*(D) → ε₀`` as ``D ↑ d*(0)``), and a budget a rounding error below ``d*(0)`` is then
+    undecidable by the LP (status ``inaccurate``). For ``D = d_min < d*(0)``,
+    ``ε*(D) = ∞`` exactly: reaching ``d_min`` needs every row of positive prior supported on
+    its own argmin, while at finite ε neighbours have the same support, and a common support in
+    every component would give ``d*(0) = d_min``. In between, the search keeps
+    ``lower < ε* ≤ upper``: an ε moves ``lower`` when the LP's Lagrangian bound exceeds D, and
+    moves ``upper`` to the verified level of the repaired mechanism when its distortion is at
+    most D. It starts from ``[0, level of (1 − λ)T + λU]`` (``T`` the ε = ∞ optimum, ``U``
+    uniform rows, λ chosen for distortion D) and from what earlier calls on the same problem
+    learned, alternating bisection with secant steps clipped inside the bracket. When the LP
+    cannot decide an ε (bound ≤ D < repaired distortion) it bisects either side of it in turn,
+    and stops after 8 solves in a row that do not narrow the bracket.
+
+    Wang, Ying and Zhang's closed form for a uniform prior on ``{0..m−1}^n``, Hamming distortion
+    and Hamming neighbours, ``ε*(D) = log(n/D − 1) + log(m − 1)`` for ``0 < D ≤ n(m − 1)/m``
+    (0 above), is a test.
+
+    References
+    ----------
+    .. [1] W. Wang, L. Ying and J. Zhang, "On the relation between identifiability, differential
+       privacy and mutual-information privacy", *IEEE Trans. Inf. Theory* 62(9), 2016.
+    .. [2] B. Ünsal and M. Önen, "Information-theoretic approaches to differential privacy", §5.
+
+    Examples
+    --------
+    One bit, Hamming distortion: ``ε*(D) = log((1 − D)/D)``.
+
+    >>> import math
+    >>> res = privacy_distortion([0.5, 0.5], [[0, 1], [1, 0]], 0.25)
+    >>> abs(res.value - math.log(3)) < 1e-6, res.lower < math.log(3) < res.upper + 1e-15
+    (True, True)
+    """
+    problem = lp.build(prior, distortion, shape, neighbors, solver, "distortion")
+    tolerance = check.tolerance(tol)
+    return _privacy_point(problem, _level_D(D), tolerance, warn=True)
+
+
+def privacy_distortion_curve(
+    prior: Any,
+    distortion: Any,
+    /,
+    D: Any = None,
+    *,
+    n_points: int | None = None,
+    shape: Sequence[int] | None = None,
+    neighbors: Neighbors = "hamming",
+    tol: float = 1e-6,
+    solver: str | None = None,
+) -> CurveResult:
+    r"""The privacy–distortion curve ``D ↦ ε*(D)`` at many budgets, always a CurveResult.
+
+    Parameters
+    ----------
+    prior, distortion, shape, neighbors, tol, solver
+        As in :func:`privacy_distortion` (which returns one point as a DistortionResult).
+    D : array_like, optional
+        The budgets, each ``≥ d_min``. Default: ``n_points`` budgets evenly spaced over
+        ``(d_min, d*(0)]``, from the least distortion with no privacy (excluded: ε* = ∞ there
+        unless ``d*(0) = d_min``) to that of the best 0-DP mechanism.
+    n_points : int, optional
+        Number of budgets when ``D`` is not given (default 16, at least 1).
+
+    Returns
+    -------
+    CurveResult
+        ``D`` the budgets (in the order given, or increasing), ``value``/``lower``/``upper``
+        the brackets on ε* (nats), one status per point and ``points[k]`` the full
+        :class:`~dpcap.result.DistortionResult` (with its mechanism). The LP is compiled once
+        and every solve serves every budget, and the certificates are shared between budgets
+        (an ε infeasible for D is infeasible for smaller budgets; a mechanism within D is
+        within larger ones), so both ends of the brackets are non-increasing in D.
+
+    Raises
+    ------
+    ParameterError
+        If both ``D`` and ``n_points`` are given, a budget is below ``d_min``, or an argument is
+        invalid.
+
+    Warns
+    -----
+    ConvergenceWarning
+        Once, if any point's bracket is wider than ``tol``.
+
+    Notes
+    -----
+    Each budget is searched as in :func:`privacy_distortion`, from the largest down, on one
+    compiled LP whose solved points every later search reuses (``docs/mathematics.rst`` §6).
+
+    Examples
+    --------
+    >>> curve = privacy_distortion_curve([0.5, 0.5], [[0, 1], [1, 0]], n_points=4)
+    >>> [round(float(v), 4) for v in curve.value]
+    [1.9459, 1.0986, 0.5108, 0.0]
+    """
+    problem = lp.build(prior, distortion, shape, neighbors, solver, "distortion")
+    tolerance = check.tolerance(tol)
+    if D is not None and n_points is not None:
+        raise ParameterError("give the budgets D or their number n_points, not both")
+    if D is None:
+        count = DEFAULT_POINTS if n_points is None else check.integer(n_points, "n_points", 1)
+        span = problem.d_zero - problem.d_min
+        levels = problem.d_min + span * np.arange(1, count + 1) / count
+        levels[-1] = problem.d_zero  # exactly: ε* jumps to 0 there (d* is often flat near 0)
+    else:
+        try:
+            levels = np.atleast_1d(np.array(D, dtype=np.float64))
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(
+                f"D must be a non-empty 1-D array of budgets, got {check.show(D)}"
+            ) from exc
+        if levels.ndim != 1 or levels.size == 0 or np.isnan(levels).any():
+            raise ParameterError(f"D must be a non-empty 1-D array of budgets, got {check.show(D)}")
+    points: dict[int, DistortionResult] = {}
+    for index in np.argsort(-levels, kind="stable"):
+        points[int(index)] = _privacy_point(problem, float(levels[index]), tolerance, warn=False)
+    _share_certificates(points, levels, tolerance)
+    ordered = tuple(points[i] for i in range(levels.size))
+    arrays = curve_arrays(ordered)
+    status, message = _certify.conclude_many(arrays["status"], tolerance, what="budgets")
+    return CurveResult(
+        D=levels,
+        value=arrays["value"],
+        lower=arrays["lower"],
+        upper=arrays["upper"],
+        status=status,
+        iterations=arrays["iterations"],
+        points=ordered,
+        method=f"lp-search/{problem.solver}",
+        unit="nats",
+        message=message,
+        tol=tolerance,
+    )
