@@ -27,13 +27,13 @@ Information values of the returned mechanisms are recomputed here with numpy.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
 import warnings
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -41,30 +41,29 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy.special import rel_entr, xlogy
 
-matplotlib.use("Agg")
-
-from matplotlib.figure import Figure
-
+import dpcap
+from dpcap._funnel_points import repair
+from dpcap._markov import joint_problem
 from dpcap.bounds import binary_entropy, binary_entropy_inverse
 from dpcap.funnel import (
-    FunnelCurve,
-    inference_privacy,
     information_bottleneck,
     information_bottleneck_curve,
-    perfect_privacy,
     privacy_funnel,
     privacy_funnel_curve,
 )
-from dpcap.plots_funnel import plot_privacy_region
+from dpcap.inference_privacy import inference_privacy
+from dpcap.perfect_privacy import perfect_privacy
 from dpcap.result import (
     ConvergenceWarning,
     DistortionResult,
+    FunnelCurve,
     FunnelResult,
     ParameterError,
     PriorError,
     Status,
 )
-from dpcap.solvers import envelope
+from dpcap.solvers import envelope_lp, envelope_mesh
+from dpcap.solvers.status import EngineStatus
 from dpcap.testing import distributions
 
 FloatArray = NDArray[np.float64]
@@ -203,8 +202,8 @@ def test_curves_dsbs_in_bits() -> None:
     p = 0.1
     pf = privacy_funnel_curve(dsbs(p), n_points=6, unit="bits")
     ib = information_bottleneck_curve(dsbs(p), n_points=6, unit="bits")
-    np.testing.assert_allclose(pf.x, np.linspace(0.0, 1.0, 6), atol=1e-15)
-    for k, R_bits in enumerate(pf.x):
+    np.testing.assert_allclose(pf.R, np.linspace(0.0, 1.0, 6), atol=1e-15)
+    for k, R_bits in enumerate(pf.R):
         R = R_bits * LN2
         assert pf.lower[k] * LN2 - SLACK <= pf_dsbs(p, R) <= pf.upper[k] * LN2 + SLACK
         assert ib.lower[k] * LN2 - SLACK <= ib_dsbs(p, R) <= ib.upper[k] * LN2 + SLACK
@@ -227,8 +226,8 @@ def curves_3x3() -> tuple[FloatArray, FunnelCurve, FunnelCurve]:
 def test_curve_endpoints(curves_3x3: tuple[FloatArray, FunnelCurve, FunnelCurve]) -> None:
     joint, pf, ib = curves_3x3
     hx, _, isx = joint_info(joint)
-    assert pf.x[0] == 0.0
-    assert pf.x[-1] == pytest.approx(hx, abs=1e-14)
+    assert pf.R[0] == 0.0
+    assert pf.R[-1] == pytest.approx(hx, abs=1e-14)
     for curve in (pf, ib):
         assert curve.lower[0] == curve.upper[0] == 0.0
         assert curve.lower[-1] == pytest.approx(isx, abs=1e-12)
@@ -247,8 +246,8 @@ def test_pf_below_ib_and_monotone(curves_3x3: tuple[FloatArray, FunnelCurve, Fun
         assert np.all(curve.status == Status.CONVERGED)
         assert np.all(curve.upper - curve.lower <= 1e-6)
     # trivial bounds: PF(R) ≥ R − H(X|S), IB(R) ≤ min(R, I(S;X))
-    assert np.all(pf.upper >= pf.x - (hx - isx) - SLACK)
-    assert np.all(ib.lower <= np.minimum(ib.x, isx) + SLACK)
+    assert np.all(pf.upper >= pf.R - (hx - isx) - SLACK)
+    assert np.all(ib.lower <= np.minimum(ib.R, isx) + SLACK)
     # PF is convex and IB concave in R (second differences, up to the certified gaps)
     assert np.all(np.diff(pf.lower, 2) >= -4e-6)
     assert np.all(np.diff(ib.upper, 2) <= 4e-6)
@@ -263,7 +262,7 @@ def test_every_point_is_its_mechanism(
         for k, point in enumerate(curve.points):
             assert curve[k] is point
             check_point(joint, point, kind)
-            assert point.target == curve.x[k]
+            assert point.target == curve.R[k]
             assert curve.utility[k] == point.utility_achieved
             assert curve.leakage[k] == point.leakage_achieved
             assert point.mechanism.shape[1] <= joint.shape[1] + 1 + joint.shape[1]
@@ -338,10 +337,10 @@ def test_large_alphabet_uses_local_method() -> None:
     assert res.method == "local"
     assert res.lower == pytest.approx(max(0.0, 0.9 * hx - (hx - isx)), abs=1e-12)
     check_point(joint, res, "pf")
-    with pytest.warns(ConvergenceWarning, match="points did not reach tol"):
+    with pytest.warns(ConvergenceWarning, match="points not converged"):
         curve = information_bottleneck_curve(joint, n_points=3)
     assert curve.method == "local"
-    np.testing.assert_allclose(curve.upper[1], min(curve.x[1], isx), atol=1e-12)
+    np.testing.assert_allclose(curve.upper[1], min(curve.R[1], isx), atol=1e-12)
 
 
 def test_dual_line_is_a_global_bound() -> None:
@@ -378,9 +377,9 @@ def test_violation_bound_is_an_upper_bound(
     n = T.shape[1]
     rng = np.random.default_rng(seed)
     mu = rng.normal(size=n)
-    mesh = envelope.Mesh(T, resolution=4)
+    mesh = envelope_mesh.Mesh(T, resolution=4)
     anchors = rng.dirichlet(np.ones(n), size=2)
-    bound = envelope.violation_bound(mesh, mu, nu, kind, anchors)  # type: ignore[arg-type]
+    bound = envelope_lp.violation_bound(mesh, mu, nu, kind, anchors)  # type: ignore[arg-type]
     Q = np.concatenate(
         [
             rng.dirichlet(np.ones(n), size=400),
@@ -399,7 +398,7 @@ def test_violation_bound_is_an_upper_bound(
 def test_mesh_covers_the_simplex() -> None:
     """Lattice cells have the simplex's volume; bisection keeps every vertex on it."""
     T = np.array([[0.7, 0.2, 0.4], [0.3, 0.8, 0.6]])
-    mesh = envelope.Mesh(T, resolution=4)
+    mesh = envelope_mesh.Mesh(T, resolution=4)
     V = mesh.points[mesh.cells]
     edges = V[:, 1:, :2] - V[:, :1, :2]
     volume = np.abs(np.linalg.det(edges)).sum() / 2
@@ -552,8 +551,8 @@ def test_R_at_entropy_in_bits() -> None:
     ("kwargs", "match"),
     [
         ({"method": "exhaustive"}, "method must be one of"),
-        ({"tol": 0.0}, "tol must be a positive number"),
-        ({"tol": math.inf}, "tol must be finite"),
+        ({"tol": 0.0}, "tol must be a positive finite number"),
+        ({"tol": math.inf}, "tol must be a positive finite number"),
         ({"max_iter": 0}, "max_iter must be an integer >= 1"),
         ({"unit": "hartleys"}, "unit must be one of"),
         ({"seed": 1.5}, "seed must be an integer"),
@@ -589,7 +588,7 @@ def test_inference_privacy_other_errors() -> None:
     d = [[1.0, 2.0], [1.0, 2.0]]  # D_min = 1
     with pytest.raises(ParameterError, match="Delta must be >= D_min = 1"):
         inference_privacy(dsbs(0.1), d, 0.5)
-    with pytest.raises(ParameterError, match="distortion must be a matrix"):
+    with pytest.raises(ParameterError, match="distortion must be a 2-D matrix"):
         inference_privacy(dsbs(0.1), [[0, 1, 2]], 0.5)
     with pytest.raises(ParameterError, match="distortion has a negative entry"):
         inference_privacy(dsbs(0.1), [[0, -1], [1, 0]], 0.5)
@@ -598,7 +597,7 @@ def test_inference_privacy_other_errors() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Results, plot, imports
+# Results and imports
 
 
 def test_result_objects() -> None:
@@ -614,29 +613,143 @@ def test_result_objects() -> None:
         privacy_funnel_curve(dsbs(0.1), n_points=3)
 
 
-def test_plot_privacy_region(tmp_path: Path) -> None:
-    joint = random_joint((2, 3), 2)
-    pf = privacy_funnel_curve(joint, n_points=5, tol=1e-6)
-    ib = information_bottleneck_curve(joint, n_points=5, tol=1e-6)
-    path = tmp_path / "region.png"
-    fig = plot_privacy_region((ib, pf), path=path)
-    assert isinstance(fig, Figure)
-    assert path.stat().st_size > 0
-    (ax,) = fig.axes
-    assert "I(X;Y)" in ax.get_xlabel()
-    assert "I(S;Y)" in ax.get_ylabel()
-    fig2 = Figure()
-    ax2 = fig2.add_subplot()
-    assert plot_privacy_region(dsbs(0.1), ax=ax2, n_points=3, mechanisms=False) is fig2
-    with pytest.raises(ParameterError, match="one privacy funnel and one information bottleneck"):
-        plot_privacy_region((pf, pf))
-    with pytest.raises(ParameterError, match="joint law or a"):
-        plot_privacy_region(pf)
+def test_curve_is_a_sequence_of_point_results(
+    curves_3x3: tuple[FloatArray, FunnelCurve, FunnelCurve],
+) -> None:
+    """``curve[i]`` is a FunnelResult; one frame row per point; the dict is JSON."""
+    _, pf, ib = curves_3x3
+    for curve in (pf, ib):
+        assert isinstance(curve, FunnelCurve)
+        assert curve.tol == 1e-6
+        assert curve.iterations.shape == (len(curve),)
+        for i in range(len(curve)):
+            point = curve[i]
+            assert isinstance(point, FunnelResult)
+            assert point.status is curve.status[i]
+            assert point.iterations == curve.iterations[i]
+            assert (point.value, point.lower, point.upper) == (
+                curve.value[i],
+                curve.lower[i],
+                curve.upper[i],
+            )
+        assert curve[-1] is curve.points[-1]
+        assert list(curve) == list(curve.points)
+        assert bool(np.all(curve.converged))
+        frame = curve.to_frame()
+        assert len(frame) == len(curve)
+        np.testing.assert_array_equal(frame["R"], curve.R)
+        np.testing.assert_array_equal(frame["leakage"], curve.leakage)
+        assert set(frame["problem"]) == {curve.problem}
+        data = json.loads(json.dumps(curve.to_dict()))
+        assert data["problem"] == curve.problem
+        assert len(data["points"]) == len(curve)
+        assert data["status"] == ["converged"] * len(curve)
+    point = json.loads(json.dumps(pf[3].to_dict()))
+    assert point["problem"] == "privacy_funnel"
+    assert len(pf[3].to_frame()) == 1
+
+
+def test_curve_message_and_warning_once() -> None:
+    """An open curve warns once (not once per point) and says how many points are open."""
+    joint = random_joint((2, 6), 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        curve = information_bottleneck_curve(joint, n_points=3)
+    assert len([w for w in caught if issubclass(w.category, ConvergenceWarning)]) == 1
+    assert "of 3 points not converged" in curve.message
+    assert caught[0].filename == __file__  # attributed to the caller, not to dpcap
+    done = privacy_funnel_curve(dsbs(0.1), n_points=3)
+    assert "all 3 points certified" in done.message
+
+
+def test_signatures() -> None:
+    """Data positional-only, the parameter positional-or-keyword, options keyword-only."""
+    joint = dsbs(0.1)
+    assert privacy_funnel(joint, 0.3).value == privacy_funnel(joint, R=0.3).value
+    assert information_bottleneck(joint, 0.3).value == information_bottleneck(joint, R=0.3).value
+    d = [[0.0, 1.0], [1.0, 0.0]]
+    assert inference_privacy(joint, d, Delta=0.2).value == pytest.approx(
+        inference_privacy(joint, d, 0.2).value, abs=1e-12
+    )
+    with pytest.raises(TypeError):
+        privacy_funnel(joint=joint, R=0.3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        privacy_funnel(joint, 0.3, "grid")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        privacy_funnel_curve(joint, 5)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        inference_privacy(joint, d, 0.2, "ECOS")  # type: ignore[misc]
+    assert dpcap.FunnelCurve is FunnelCurve
+    assert dpcap.perfect_privacy is perfect_privacy
+    assert dpcap.inference_privacy is inference_privacy
+
+
+@pytest.mark.parametrize("solver", ["clarabel", "Clarabel", "CLARABEL", "ecos", "scs"])
+def test_inference_solver_names_case_insensitive(solver: str) -> None:
+    joint = np.array([[0.5, 0.0], [0.0, 0.5]])
+    res = inference_privacy(joint, 1.0 - np.eye(2), 0.2, solver=solver, tol=1e-5)
+    exact = LN2 - h(0.2)
+    assert res.lower - 1e-6 <= exact <= res.upper + 1e-6
+    assert res.method == f"conic/{solver.upper()}"
+    with pytest.raises(ParameterError, match=r"solver must be one of .*case-insensitive"):
+        inference_privacy(joint, 1.0 - np.eye(2), 0.2, solver="clarabel2")
+
+
+def test_engine_statuses_are_engine_status() -> None:
+    """The envelope engine reports EngineStatus; the query maps it with the one map."""
+    problem = joint_problem(random_joint((2, 3), 4))
+    R = 0.5 * problem.hx
+    sol, _ = envelope_lp.solve(problem.T, problem.p, R, "pf", tol=1e-6, max_iter=1_000)
+    assert sol.status is EngineStatus.OPTIMAL
+    sol, _ = envelope_lp.solve(problem.T, problem.p, R, "ib", tol=1e-14, max_iter=2)
+    assert sol.status is EngineStatus.MAX_ITER
+    sol, mesh = envelope_lp.solve(
+        problem.T, problem.p, R, "pf", tol=1e-14, max_iter=1_000, max_cells=10
+    )
+    assert sol.status is EngineStatus.MAX_CELLS
+    assert mesh.n_cells >= 10
+    rng = np.random.default_rng(0)
+    local = envelope_lp.local_solve(
+        problem.T, problem.p, R, "ib", tol=1e-6, max_iter=1_000, rng=rng
+    )
+    assert local.status is EngineStatus.LOCAL
+    # out of budget while columns are still found: the support is the last LP's own
+    short = envelope_lp.local_solve(problem.T, problem.p, R, "ib", tol=1e-9, max_iter=1, rng=rng)
+    assert short.status is EngineStatus.MAX_ITER
+    assert short.posteriors.shape[0] == short.weights.shape[0]
+    np.testing.assert_allclose(short.weights @ short.posteriors, problem.p, atol=1e-9)
+    with pytest.warns(ConvergenceWarning, match="not converged.*after 1 iterations"):
+        res = privacy_funnel(problem.joint, R, tol=1e-14, max_iter=1)
+    assert res.status is Status.MAX_ITER
+    assert "the engine stopped: max_iter" in res.message
+
+
+@pytest.mark.parametrize("kind", ["pf", "ib"])
+@pytest.mark.parametrize("fraction", [0.05, 0.3, 0.7, 0.95])
+def test_repair_least_mixing_weight(kind: str, fraction: float) -> None:
+    """θ is the least weight meeting R, by the rounding rule (no more than a few ulps above
+    the analytic weight), and the mixture's I(X;Y), recomputed, meets R."""
+    joint = random_joint((2, 3), 8)
+    problem = joint_problem(joint)
+    R = fraction * problem.hx
+    if kind == "pf":  # from nothing: I_W = 0, θ* = R / H(X)
+        W, analytic = np.ones((3, 1)), R / problem.hx
+    else:  # from full disclosure: I_W = H(X), θ* = 1 − R / H(X)
+        W, analytic = np.eye(3), 1.0 - R / problem.hx
+    mixed, theta = repair(problem, W, R, kind)  # type: ignore[arg-type]
+    ixy, _ = informations(joint, mixed)
+    assert (ixy >= R) if kind == "pf" else (ixy <= R)
+    assert analytic <= theta <= analytic + 1e-12
+    np.testing.assert_allclose(mixed.sum(axis=1), 1.0, atol=1e-15)
+    unchanged, zero = repair(problem, W, 0.0 if kind == "pf" else problem.hx, kind)  # type: ignore[arg-type]
+    assert zero == 0.0
+    assert unchanged is W
 
 
 def test_modules_import_no_heavy_dependencies() -> None:
     code = (
-        "import sys, dpcap.funnel, dpcap.plots_funnel, dpcap.solvers.envelope; "
+        "import sys, dpcap.funnel, dpcap.perfect_privacy, dpcap.inference_privacy, "
+        "dpcap.solvers.envelope_lp, dpcap.solvers.vertices, dpcap.solvers.inference; "
         "heavy = {'cvxpy', 'matplotlib'} & set(sys.modules); "
         "assert not heavy, heavy"
     )

@@ -103,7 +103,7 @@ def main() -> list[dict[str, Any]]:
     print("-" * len(header))
     for kind, fn in (("pf", privacy_funnel_curve), ("ib", information_bottleneck_curve)):
         ref_seconds, certified = run(joint, fn, REF_TOL)
-        grid, grid_seconds = reference(joint, certified.x, kind)
+        grid, grid_seconds = reference(joint, certified.R, kind)
         for tol in TOLS:
             seconds, curve = run(joint, fn, tol)
             gap = float(np.max(curve.upper - curve.lower))
