@@ -3,7 +3,10 @@
 All quantities in nats. The numbers are those of Cuff & Yu, *Differential Privacy as a Mutual
 Information Constraint* (CCS 2016), with the equation each function implements; binary entropy
 ``h`` is in nats. Functions accept scalars or arrays (NumPy broadcasting) and return a float for
-scalar input, an array otherwise.
+scalar input, an array otherwise. The quantity converted is positional-only, the parameter of
+the conversion (``eps_prime``, the group size ``k``) positional-or-keyword, and the cardinality
+bounds ``n_outputs``/``max_entry_size`` keyword-only. The metrics themselves are defined in
+``docs/mathematics.rst`` §2 (MI-DP) and §3 (DP metrics).
 """
 
 from __future__ import annotations
@@ -37,13 +40,13 @@ def _out(value: NDArray[Any]) -> Any:
     return float(value) if np.ndim(value) == 0 else value
 
 
-def binary_entropy(x: Any) -> Any:
+def binary_entropy(x: Any, /) -> Any:
     """``h(x) = −x log x − (1−x) log(1−x)`` in nats, for x ∈ [0, 1]."""
     p = check.probability(x, "x")
     return _out(-xlogy(p, p) - xlogy(1.0 - p, 1.0 - p))
 
 
-def binary_entropy_inverse(v: Any) -> Any:
+def binary_entropy_inverse(v: Any, /) -> Any:
     """Inverse of the increasing part of ``h`` on ``[0, 1/2]``: the x ≤ 1/2 with h(x) = v.
 
     ``v`` must lie in ``[0, ln 2]``. Computed by bisection to the last bit (h is increasing on
@@ -61,7 +64,7 @@ def binary_entropy_inverse(v: Any) -> Any:
     return _out(np.where(target >= LN2, 0.5, 0.5 * (lo + hi)))
 
 
-def kl_dp_bound(eps: Any) -> Any:
+def kl_dp_bound(eps: Any, /) -> Any:
     """The tight KL bound of an ε-DP pair: ``D(P‖Q) ≤ ε (e^ε−1)(1−e^{−ε}) / ((e^ε−1)+(1−e^{−ε}))``.
 
     Cuff & Yu, Property 1, eq. (11). The right side simplifies to ``ε·tanh(ε/2)``, is ≤
@@ -77,7 +80,7 @@ def kl_dp_bound(eps: Any) -> Any:
     return _out(e * np.tanh(e / 2))
 
 
-def delta_from_midp(eps: Any) -> Any:
+def delta_from_midp(eps: Any, /) -> Any:
     """The (0, δ')-DP level implied by ε-MI-DP: ``δ' = 1 − 2 h^{-1}(ln 2 − ε)``.
 
     Cuff & Yu, Lemma 2, eq. (28): tight, and ≤ √(2ε) (eq. 27). For ε ≥ ln 2 the implication is
@@ -119,7 +122,7 @@ def _cardinality(n_outputs: Any, max_entry_size: Any, exponent: int = 1) -> floa
 
 
 def midp_from_delta(
-    delta: Any, n_outputs: int | None = None, max_entry_size: int | None = None
+    delta: Any, /, *, n_outputs: int | None = None, max_entry_size: int | None = None
 ) -> Any:
     """The MI-DP level implied by (δ)-DP: ``ε' = 2h(δ) + 2δ ln min{|Y|, max_i |X_i| + 1}``.
 
@@ -135,7 +138,7 @@ def midp_from_delta(
     return _out(2.0 * np.asarray(binary_entropy(d)) + 2.0 * d * math.log(m))
 
 
-def tradeoff(eps: Any, delta: Any, eps_prime: Any) -> Any:
+def tradeoff(eps: Any, delta: Any, /, eps_prime: Any) -> Any:
     """The δ' with (ε, δ)-closeness ⇒ (ε', δ')-closeness: ``δ' = 1 − (e^{ε'}+1)(1−δ)/(e^ε+1)``.
 
     Cuff & Yu, Property 3, eq. (13): the tightest such trade-off, for 0 ≤ ε' ≤ ε.
@@ -151,7 +154,7 @@ def tradeoff(eps: Any, delta: Any, eps_prime: Any) -> Any:
 
 
 def group_midp_bound(
-    eps: Any, k: int, n_outputs: int | None = None, max_entry_size: int | None = None
+    eps: Any, /, k: int, *, n_outputs: int | None = None, max_entry_size: int | None = None
 ) -> Any:
     """Leakage of a group of k entries under ε-MI-DP (Cuff & Yu, Corollary 5, eq. 54).
 
@@ -167,7 +170,7 @@ def group_midp_bound(
     return _out(2.0 * np.asarray(binary_entropy(d)) + 2.0 * d * math.log(m))
 
 
-def min_entropy_leakage_bound(eps: Any) -> Any:
+def min_entropy_leakage_bound(eps: Any, /) -> Any:
     """Maximal min-entropy leakage of an ε-DP channel with two inputs: ``log(2e^ε/(1+e^ε))``.
 
     Alvim et al. (Ünsal & Önen §4.3, eq. 50): for an ε-DP channel between two neighbouring inputs

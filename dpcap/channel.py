@@ -1,26 +1,34 @@
-"""Channels, database mechanisms and neighbour relations.
+"""Channels and database mechanisms: immutable stochastic matrices that carry a neighbour relation.
 
 A channel is a row-stochastic matrix ``W[x, y] = P(Y=y | X=x)``: rows are inputs. A database
 mechanism is a channel whose rows are the databases ``x^n`` of a product domain
 ``X_1 × … × X_n`` with sizes ``shape = (m_1, …, m_n)``, in C order: the row of ``x^n`` is
-``numpy.ravel_multi_index(x^n, shape)`` (DESIGN §1).
+``numpy.ravel_multi_index(x^n, shape)`` (``docs/mathematics.rst`` §2). A channel is a one-entry
+database: its ``shape`` is ``(n_inputs,)``.
 
 Both classes are immutable value objects that implement the array protocol
-(``numpy.asarray(ch)`` is the matrix). Every function of dpcap that expects a channel also takes a
-plain 2-D array; one that expects a mechanism takes a channel or an array as a one-entry database.
+(``numpy.asarray(ch)`` is the matrix) and carry the neighbour relation under which their DP
+level is meant (:attr:`Channel.neighbors`, in the vocabulary of :mod:`dpcap.neighbors`): the DP
+metrics use it unless they are given ``neighbors=``. Every function of dpcap that expects a
+channel also takes a plain 2-D array; one that expects a mechanism takes a channel or an array
+as a one-entry database.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpcap import _validation as check
-from dpcap.result import ChannelError, MechanismError, NeighborError, ProblemTooLargeError
+from dpcap import neighbors as relations
+from dpcap._partial_sums import PartialSums
+from dpcap._validation import MAX_DENSE_ELEMENTS
+from dpcap.neighbors import MAX_PAIRS, Neighbors, neighbor_pairs
+from dpcap.result import ChannelError, MechanismError
 
 __all__ = [
     "MAX_DENSE_ELEMENTS",
@@ -35,42 +43,13 @@ __all__ = [
 
 IntArray: TypeAlias = NDArray[np.int64]
 
-#: Largest dense matrix (``rows × outputs`` float64 entries, 1 GiB) dpcap will materialise.
-MAX_DENSE_ELEMENTS = 2**27
-
-#: Largest number of (unordered) neighbour pairs enumerated for one mechanism.
-MAX_PAIRS = 2**24
-
-#: A neighbour relation: a name ("hamming", "line", "all"), explicit pairs of row indices
-#: (shape ``(k, 2)``) or of databases (shape ``(k, 2, n)``), or a predicate on two databases.
-Neighbors: TypeAlias = (
-    str
-    | Sequence[Sequence[int]]
-    | NDArray[Any]
-    | Callable[[tuple[int, ...], tuple[int, ...]], bool]
-)
-
-NEIGHBOR_NAMES = ("hamming", "line", "all")
-
-
-def check_dense_size(rows: int, cols: int, what: str) -> None:
-    """Refuse to materialise a ``rows × cols`` float64 matrix above :data:`MAX_DENSE_ELEMENTS`."""
-    size = rows * cols
-    if size > MAX_DENSE_ELEMENTS:
-        gib = f"{size * 8 / 2**30:.1f} GiB" if size < 2**70 else "far beyond any memory"
-        shown = str(rows) if rows < 10**15 else f"~10^{math.log10(rows):.1f}"
-        raise ProblemTooLargeError(
-            f"{what} would be a dense {shown} x {cols} matrix ({gib}), above dpcap's "
-            f"limit of {MAX_DENSE_ELEMENTS} entries; describe the mechanism by its structure "
-            "(a query followed by a noise channel) instead of enumerating every database"
-        )
-
 
 class _Stochastic:
-    """What channels and mechanisms share: an immutable row-stochastic matrix."""
+    """What channels and mechanisms share: an immutable row-stochastic matrix and a relation."""
 
-    __slots__ = ("_matrix",)
+    __slots__ = ("_matrix", "_neighbors")
     _matrix: NDArray[np.float64]
+    _neighbors: Neighbors
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -81,14 +60,56 @@ class _Stochastic:
         return self._matrix
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        """Domain sizes ``(m_1, …, m_n)``; ``(n_inputs,)`` for a channel (one entry)."""
+        return (self.n_inputs,)
+
+    @property
     def n_inputs(self) -> int:
-        """Number of inputs (rows)."""
+        """Number of inputs (rows): ``prod(shape)`` databases."""
         return int(self._matrix.shape[0])
 
     @property
     def n_outputs(self) -> int:
         """Number of outputs (columns)."""
         return int(self._matrix.shape[1])
+
+    @property
+    def neighbors(self) -> Neighbors:
+        """The neighbour relation the DP metrics use by default, on the domain ``shape``.
+
+        A name (``"all"``, ``"line"``, ``"hamming"``), a read-only ``(k, 2)`` array of row-index
+        pairs, or a predicate; see :mod:`dpcap.neighbors`.
+        """
+        return self._neighbors
+
+    def with_neighbors(self, neighbors: Neighbors) -> Any:
+        """The same channel or mechanism, carrying the relation ``neighbors`` instead.
+
+        Raises
+        ------
+        NeighborError
+            For an unknown name or malformed pairs (checked against ``shape``).
+        """
+        carried = relations.relation(neighbors, self.shape)
+        twin = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for slot in getattr(cls, "__slots__", ()):
+                if hasattr(self, slot):
+                    object.__setattr__(twin, slot, getattr(self, slot))
+        object.__setattr__(twin, "_neighbors", carried)
+        return twin
+
+    def _same_relation(self, other: _Stochastic) -> bool:
+        return relations.same(self._neighbors, other._neighbors)
+
+    def _relation_repr(self, default: str) -> str:
+        if isinstance(self._neighbors, str) and self._neighbors == default:
+            return ""
+        shown = relations.describe(self._neighbors)
+        if isinstance(shown, list):
+            shown = f"{len(shown)} pairs"
+        return f", neighbors={shown!r}"
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
         if copy:
@@ -103,47 +124,63 @@ class Channel(_Stochastic):
     ----------
     W : array_like, shape (n_inputs, n_outputs)
         Non-negative, finite entries; each row sums to 1 within ``1e-9`` and is renormalised.
+    neighbors : str, array_like or callable, keyword-only
+        The neighbour relation between inputs that the DP metrics use by default
+        (:attr:`neighbors`). Default ``"all"``: every pair of inputs, the local-DP reading of a
+        channel (and what a plain array gets). The constructors of :mod:`dpcap.mechanisms` set
+        the natural one, e.g. ``"line"`` for noise on a line of values.
 
     Raises
     ------
     ChannelError
         If ``W`` is not 2-D, is empty, has a NaN, infinite or negative entry, or a row whose sum
         is not 1 (the message names the row and its sum).
+    NeighborError
+        For an unknown relation name or malformed pairs.
 
     Examples
     --------
     >>> import numpy as np
     >>> ch = Channel([[0.9, 0.1], [0.2, 0.8]])
-    >>> ch.n_inputs, ch.n_outputs
-    (2, 2)
+    >>> ch.shape, ch.n_inputs, ch.n_outputs, ch.neighbors
+    ((2,), 2, 2, 'all')
     >>> np.asarray(ch)[1]
     array([0.2, 0.8])
     """
 
     __slots__ = ()
 
-    def __init__(self, W: Any) -> None:
-        object.__setattr__(self, "_matrix", check.stochastic_matrix(W, "W"))
+    def __init__(self, W: Any, /, *, neighbors: Neighbors = "all") -> None:
+        matrix = check.stochastic_matrix(W, "W")
+        object.__setattr__(self, "_matrix", matrix)
+        object.__setattr__(self, "_neighbors", relations.relation(neighbors, (matrix.shape[0],)))
 
     def compose(self, post: Any) -> Channel:
-        """The channel ``X → Y → Z``: this channel followed by ``post[y, z] = P(Z=z | Y=y)``."""
+        """The channel ``X → Y → Z``: this channel followed by ``post[y, z] = P(Z=z | Y=y)``.
+
+        The inputs are the same, so the result carries the same neighbour relation.
+        """
         V = check.stochastic_matrix(post, "post")
         if V.shape[0] != self.n_outputs:
             raise ChannelError(
                 f"post must have {self.n_outputs} rows (one per output), got {V.shape[0]}"
             )
-        return Channel(self._matrix @ V)
+        return Channel(self._matrix @ V, neighbors=self._neighbors)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return bool(np.array_equal(self._matrix, np.asarray(other)))
+        assert isinstance(other, Channel)
+        return self._same_relation(other) and bool(np.array_equal(self._matrix, other._matrix))
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         body = np.array2string(self._matrix, precision=4, threshold=36, edgeitems=3)
-        return f"Channel({self.n_inputs} inputs x {self.n_outputs} outputs,\n        {body})"
+        return (
+            f"Channel({self.n_inputs} inputs x {self.n_outputs} outputs"
+            f"{self._relation_repr('all')},\n        {body})"
+        )
 
 
 class Mechanism(_Stochastic):
@@ -156,6 +193,9 @@ class Mechanism(_Stochastic):
     shape : sequence of int
         Domain sizes ``(m_1, …, m_n)``, each at least 1; ``prod(shape)`` must equal the number of
         rows.
+    neighbors : str, array_like or callable, keyword-only
+        The neighbour relation between databases that the DP metrics use by default
+        (:attr:`neighbors`). Default ``"hamming"``: databases that differ in one entry.
 
     Raises
     ------
@@ -163,12 +203,16 @@ class Mechanism(_Stochastic):
         If ``W`` is not a valid stochastic matrix.
     MechanismError
         If ``shape`` is malformed or does not match the number of rows.
+    NeighborError
+        For an unknown relation name or malformed pairs.
 
     Examples
     --------
     >>> import numpy as np
     >>> # Y = X_1 XOR X_2 on two binary entries
-    >>> M = Mechanism([[1, 0], [0, 1], [0, 1], [1, 0]], shape=(2, 2))
+    >>> M = Mechanism([[1, 0], [0, 1], [0, 1], [1, 0]], (2, 2))
+    >>> M.shape, M.n_inputs, M.n_outputs, M.neighbors
+    ((2, 2), 4, 2, 'hamming')
     >>> M.slice(0, context=(1,)).matrix
     array([[0., 1.],
            [1., 0.]])
@@ -177,9 +221,11 @@ class Mechanism(_Stochastic):
     __slots__ = ("_shape",)
     _shape: tuple[int, ...]
 
-    def __init__(self, W: Any, shape: Sequence[int]) -> None:
+    def __init__(
+        self, W: Any, /, shape: Sequence[int], *, neighbors: Neighbors = "hamming"
+    ) -> None:
         matrix = check.stochastic_matrix(W, "W")
-        dims = _domain_shape(shape)
+        dims = check.domain_shape(shape)
         rows = math.prod(dims)
         if rows != matrix.shape[0]:
             raise MechanismError(
@@ -187,6 +233,7 @@ class Mechanism(_Stochastic):
             )
         object.__setattr__(self, "_matrix", matrix)
         object.__setattr__(self, "_shape", dims)
+        object.__setattr__(self, "_neighbors", relations.relation(neighbors, dims))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -211,7 +258,8 @@ class Mechanism(_Stochastic):
     def slice(self, i: int, context: Sequence[int]) -> Channel:
         """The channel from ``X_i`` to ``Y`` when the other entries are fixed to ``context``.
 
-        ``W_{i, x^{-i}}[a, y] = W[(a, x^{-i}), y]`` (Cuff & Yu, Def. 2; DESIGN §4 "MI-DP").
+        ``W_{i, x^{-i}}[a, y] = W[(a, x^{-i}), y]`` (Cuff & Yu, Def. 2;
+        ``docs/mathematics.rst`` §2). The slice carries ``"all"``, as any channel does.
 
         Parameters
         ----------
@@ -258,10 +306,15 @@ class Mechanism(_Stochastic):
         return [[i] for i in range(self.n_entries)]
 
     @staticmethod
-    def additive(scores: Any, noise: Any) -> AdditiveMechanism:
+    def additive(
+        scores: Any, noise: Any, /, *, neighbors: Neighbors = "hamming"
+    ) -> AdditiveMechanism:
         """A query that adds per-entry integer scores, released through a noise channel.
 
-        ``Y ~ noise[Σ_i s_i(X_i) − lowest]`` with ``lowest = Σ_i min s_i``.
+        ``Y ~ noise[Σ_i s_i(X_i) − lowest]`` with ``lowest = Σ_i min s_i``. It carries the
+        relation ``neighbors`` (default ``"hamming"``: databases that differ in one entry,
+        which the DP metrics evaluate from the reachable partial sums without enumerating the
+        databases).
 
         Parameters
         ----------
@@ -271,6 +324,8 @@ class Mechanism(_Stochastic):
             ``[range(k + 1)] * n``; one histogram cell is ``[[1, 0, 0, …]] * n``.
         noise : array_like, shape (Σ_i (max s_i − min s_i) + 1, n_outputs)
             Row ``t`` is the output law of the total ``lowest + t``.
+        neighbors : str, array_like or callable, keyword-only
+            The relation between databases the DP metrics use by default.
 
         Returns
         -------
@@ -281,10 +336,10 @@ class Mechanism(_Stochastic):
         --------
         >>> from dpcap.mechanisms import truncated_geometric
         >>> M = Mechanism.additive([[0, 1]] * 1000, truncated_geometric(1000, 1.0))
-        >>> M.shape[:3], M.n_outputs
-        ((2, 2, 2), 1001)
+        >>> M.shape[:3], M.n_outputs, M.neighbors
+        ((2, 2, 2), 1001, 'hamming')
         """
-        return AdditiveMechanism(scores, noise)
+        return AdditiveMechanism(scores, noise, neighbors=neighbors)
 
     def _entry(self, i: Any) -> int:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
@@ -323,26 +378,26 @@ class Mechanism(_Stochastic):
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, Mechanism)
-        return self._shape == other._shape and bool(np.array_equal(self._matrix, other._matrix))
+        return (
+            self._shape == other._shape
+            and self._same_relation(other)
+            and bool(np.array_equal(self._matrix, other._matrix))
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (
-            f"Mechanism(shape={self._shape}, {self.n_inputs} databases x {self.n_outputs} outputs)"
+            f"Mechanism(shape={self._shape}, {self.n_inputs} databases x {self.n_outputs} outputs"
+            f"{self._relation_repr('hamming')})"
         )
 
 
-class Slices:
+class Slices(NamedTuple):
     """The slices of a mechanism for a group of entries: a stack and a map back to contexts."""
 
-    __slots__ = ("context", "stack")
-
-    def __init__(
-        self, stack: NDArray[np.float64], context: Callable[[int], tuple[int, ...]]
-    ) -> None:
-        self.stack = stack
-        self.context = context
+    stack: NDArray[np.float64]
+    context: Callable[[int], tuple[int, ...]]
 
 
 class AdditiveMechanism(Mechanism):
@@ -361,7 +416,7 @@ class AdditiveMechanism(Mechanism):
     _scores: tuple[NDArray[np.int64], ...]
     _lowest: int
 
-    def __init__(self, scores: Any, noise: Any) -> None:
+    def __init__(self, scores: Any, noise: Any, /, *, neighbors: Neighbors = "hamming") -> None:
         try:
             rows = [np.asarray(s) for s in scores]
         except TypeError as exc:
@@ -387,6 +442,7 @@ class AdditiveMechanism(Mechanism):
         object.__setattr__(self, "_noise", matrix)
         object.__setattr__(self, "_lowest", lowest)
         object.__setattr__(self, "_shape", tuple(int(r.size) for r in rows))
+        object.__setattr__(self, "_neighbors", relations.relation(neighbors, self._shape))
 
     @property
     def noise(self) -> NDArray[np.float64]:
@@ -413,7 +469,7 @@ class AdditiveMechanism(Mechanism):
             return self._matrix
         except AttributeError:
             pass
-        check_dense_size(self.n_inputs, self.n_outputs, f"this additive mechanism {self._shape}")
+        check.dense_size(self.n_inputs, self.n_outputs, f"this additive mechanism {self._shape}")
         totals = np.zeros(self._shape, dtype=np.int64)
         for i, s in enumerate(self._scores):
             view = [1] * len(self._shape)
@@ -444,13 +500,13 @@ class AdditiveMechanism(Mechanism):
     def slices(self, group: tuple[int, ...]) -> Slices:
         """One slice per *reachable total* of the other entries (not per context)."""
         rest = [k for k in range(self.n_entries) if k not in group]
-        sums = _PartialSums([self._scores[k] for k in rest])
+        sums = PartialSums([self._scores[k] for k in rest])
         own = np.zeros(1, dtype=np.int64)
         for k in group:  # totals of the group's values, in C order
             own = (own[:, None] + self._scores[k][None, :]).ravel()
         totals = sums.reachable()
         index = totals[:, None] + own[None, :] - self._lowest
-        check_dense_size(index.size, self.n_outputs, "the slices of this additive mechanism")
+        check.dense_size(index.size, self.n_outputs, "the slices of this additive mechanism")
         stack = self._noise[index]
 
         def context(k: int) -> tuple[int, ...]:
@@ -470,7 +526,7 @@ class AdditiveMechanism(Mechanism):
         pairs = []
         for members in self.entry_classes():
             i = members[0]
-            totals = _PartialSums([s for k, s in enumerate(self._scores) if k != i]).reachable()
+            totals = PartialSums([s for k, s in enumerate(self._scores) if k != i]).reachable()
             own = np.unique(self._scores[i])
             a, b = np.triu_indices(len(own), k=1)
             if not len(a):
@@ -486,7 +542,7 @@ class AdditiveMechanism(Mechanism):
 
     def reachable_rows(self) -> NDArray[np.float64]:
         """The noise rows of every reachable total (the mechanism's distinct rows)."""
-        totals = _PartialSums(list(self._scores)).reachable()
+        totals = PartialSums(list(self._scores)).reachable()
         rows: NDArray[np.float64] = self._noise[totals - self._lowest]
         return rows
 
@@ -496,6 +552,7 @@ class AdditiveMechanism(Mechanism):
         assert isinstance(other, AdditiveMechanism)
         return (
             self._shape == other._shape
+            and self._same_relation(other)
             and all(np.array_equal(a, b) for a, b in zip(self._scores, other._scores, strict=True))
             and bool(np.array_equal(self._noise, other._noise))
         )
@@ -503,215 +560,19 @@ class AdditiveMechanism(Mechanism):
     def __repr__(self) -> str:
         return (
             f"AdditiveMechanism(shape={self._shape}, {self._noise.shape[0]} totals x "
-            f"{self.n_outputs} outputs)"
+            f"{self.n_outputs} outputs{self._relation_repr('hamming')})"
         )
-
-
-class _PartialSums:
-    """Reachable totals of a list of integer score vectors, with a witness for each total.
-
-    A forward dynamic programme over the entries: ``reach[t]`` says whether the total
-    ``lowest + t`` is reachable, and ``choice[j][t]`` which value of entry j first reached it,
-    so a database attaining any total is recovered by walking back (``witness``).
-    """
-
-    def __init__(self, scores: list[NDArray[np.int64]]) -> None:
-        self.scores = scores
-        self.lowest = int(sum(int(s.min()) for s in scores))
-        reach = np.ones(1, dtype=bool)
-        self.choices: list[NDArray[np.int64]] = []
-        for s in scores:
-            shift = s - s.min()
-            nxt = np.zeros(len(reach) + int(shift.max()), dtype=bool)
-            choice = np.full(len(nxt), -1, dtype=np.int64)
-            for a, d in enumerate(shift):
-                fresh = reach & ~nxt[d : d + len(reach)]
-                choice[d : d + len(reach)][fresh] = a
-                nxt[d : d + len(reach)] |= reach
-            self.choices.append(choice)
-            reach = nxt
-        self.reach = reach
-
-    def reachable(self) -> NDArray[np.int64]:
-        """Every reachable total (absolute values, increasing)."""
-        totals: NDArray[np.int64] = np.flatnonzero(self.reach).astype(np.int64) + self.lowest
-        return totals
-
-    def witness(self, total: int) -> tuple[int, ...]:
-        """Values of the entries (in order) whose scores add up to ``total``."""
-        t = total - self.lowest
-        values = []
-        for s, choice in zip(reversed(self.scores), reversed(self.choices), strict=True):
-            a = int(choice[t])
-            values.append(a)
-            t -= int(s[a] - s.min())
-        return tuple(reversed(values))
-
-
-def _domain_shape(shape: Any) -> tuple[int, ...]:
-    try:
-        dims = tuple(shape)
-    except TypeError as exc:
-        raise MechanismError(
-            f"shape must be a sequence of domain sizes, got {check.show(shape)}"
-        ) from exc
-    if not dims:
-        raise MechanismError("shape must name at least one entry, got ()")
-    for size in dims:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise MechanismError(
-                f"shape must hold positive integers (domain sizes), got {check.show(shape)}"
-            )
-    return tuple(int(s) for s in dims)
 
 
 def as_mechanism(obj: Any, name: str = "M") -> Mechanism:
     """A :class:`Mechanism` from a mechanism, a :class:`Channel` or a 2-D array.
 
     A channel or a plain matrix is a one-entry database: its rows are the values of the entry.
+    A channel keeps the relation it carries; a plain matrix gets ``"hamming"``, which on one
+    entry relates every pair of rows (as ``"all"``).
     """
     if isinstance(obj, Mechanism):
         return obj
     matrix = check.stochastic_matrix(obj, name)
-    return Mechanism(matrix, (matrix.shape[0],))
-
-
-def neighbor_pairs(
-    shape: Sequence[int], neighbors: Neighbors = "hamming"
-) -> tuple[IntArray, IntArray]:
-    """The neighbouring databases of a domain, as unordered pairs of row indices ``(i, j)``, i < j.
-
-    Parameters
-    ----------
-    shape : sequence of int
-        Domain sizes ``(m_1, …, m_n)``.
-    neighbors : str, array_like or callable
-        ``"hamming"`` (default): databases that differ in exactly one entry. ``"line"``:
-        databases that differ in one entry by exactly one (adjacent values, e.g. counts).
-        ``"all"``: every pair (local DP). An array of row-index pairs, shape ``(k, 2)``, or of
-        database pairs, shape ``(k, 2, n)``. A predicate ``f(x, x') -> bool`` on two databases
-        (multi-indices), evaluated on every pair.
-
-    Returns
-    -------
-    (I, J) : tuple of int64 arrays
-        Sorted, duplicate-free pairs with ``I < J``. DP metrics consider both orders.
-
-    Raises
-    ------
-    NeighborError
-        For an unknown name, malformed or out-of-range pairs, or a self-pair.
-    ProblemTooLargeError
-        If more than :data:`MAX_PAIRS` pairs would be enumerated.
-
-    Examples
-    --------
-    >>> I, J = neighbor_pairs((2, 2))
-    >>> [(int(i), int(j)) for i, j in zip(I, J)]
-    [(0, 1), (0, 2), (1, 3), (2, 3)]
-    """
-    dims = _domain_shape(shape)
-    total = math.prod(dims)
-    if isinstance(neighbors, str):
-        if neighbors == "hamming":
-            return _product_pairs(dims, adjacent=False)
-        if neighbors == "line":
-            return _product_pairs(dims, adjacent=True)
-        if neighbors == "all":
-            _check_pair_count(total * (total - 1) // 2, "all")
-            I, J = np.triu_indices(total, k=1)
-            return I.astype(np.int64), J.astype(np.int64)
-        raise NeighborError(
-            f"neighbors must be one of {NEIGHBOR_NAMES}, an array of pairs or a predicate, "
-            f"got {neighbors!r}"
-        )
-    if callable(neighbors):
-        return _predicate_pairs(dims, neighbors)
-    return _explicit_pairs(dims, neighbors)
-
-
-def _check_pair_count(count: int, what: str) -> None:
-    if count > MAX_PAIRS:
-        raise ProblemTooLargeError(
-            f"neighbors={what!r} gives {count} pairs of databases, above dpcap's limit of "
-            f"{MAX_PAIRS}; use a smaller domain or a structured mechanism"
-        )
-
-
-def _product_pairs(dims: tuple[int, ...], adjacent: bool) -> tuple[IntArray, IntArray]:
-    total = math.prod(dims)
-    grid = np.arange(total, dtype=np.int64).reshape(dims)
-    per_axis = [(m - 1) if adjacent else m * (m - 1) // 2 for m in dims]
-    count = sum(total // m * c for m, c in zip(dims, per_axis, strict=True))
-    _check_pair_count(count, "line" if adjacent else "hamming")
-    firsts, seconds = [], []
-    for axis, m in enumerate(dims):
-        if m < 2:
-            continue
-        g = np.moveaxis(grid, axis, -1).reshape(-1, m)
-        if adjacent:
-            a, b = np.arange(m - 1), np.arange(1, m)
-        else:
-            a, b = np.triu_indices(m, k=1)
-        firsts.append(g[:, a].ravel())
-        seconds.append(g[:, b].ravel())
-    if not firsts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty.copy()
-    return _canonical(np.concatenate(firsts), np.concatenate(seconds))
-
-
-def _canonical(I: IntArray, J: IntArray) -> tuple[IntArray, IntArray]:
-    lo, hi = np.minimum(I, J), np.maximum(I, J)
-    pairs = np.unique(np.stack([lo, hi], axis=1), axis=0)
-    return pairs[:, 0].copy(), pairs[:, 1].copy()
-
-
-def _explicit_pairs(dims: tuple[int, ...], neighbors: Any) -> tuple[IntArray, IntArray]:
-    total = math.prod(dims)
-    try:
-        raw = np.asarray(neighbors)
-        if raw.size and not np.issubdtype(raw.dtype, np.integer):
-            raise TypeError
-        arr = raw.astype(np.int64)
-    except (TypeError, ValueError) as exc:
-        raise NeighborError(
-            f"neighbors must be a name, a predicate or integer pairs, got {check.show(neighbors)}"
-        ) from exc
-    if arr.ndim == 3 and arr.shape[1:] == (2, len(dims)):
-        for k, size in enumerate(dims):
-            if ((arr[..., k] < 0) | (arr[..., k] >= size)).any():
-                raise NeighborError(f"neighbors has a database outside the domain sizes {dims}")
-        arr = np.ravel_multi_index(tuple(np.moveaxis(arr, -1, 0)), dims).astype(np.int64)
-    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
-        raise NeighborError(
-            f"neighbors pairs must have shape (k, 2) (row indices) or (k, 2, {len(dims)}) "
-            f"(databases), got shape {arr.shape}"
-        )
-    if ((arr < 0) | (arr >= total)).any():
-        raise NeighborError(f"neighbors has a row index outside [0, {total - 1}]")
-    if (arr[:, 0] == arr[:, 1]).any():
-        row = int(arr[np.argmax(arr[:, 0] == arr[:, 1]), 0])
-        raise NeighborError(f"neighbors pairs a database with itself (row {row})")
-    return _canonical(arr[:, 0], arr[:, 1])
-
-
-def _predicate_pairs(
-    dims: tuple[int, ...], predicate: Callable[[tuple[int, ...], tuple[int, ...]], bool]
-) -> tuple[IntArray, IntArray]:
-    total = math.prod(dims)
-    count = total * (total - 1) // 2
-    limit = 2**21
-    if count > limit:
-        raise ProblemTooLargeError(
-            f"a neighbour predicate is evaluated on every pair: {count} pairs is above the "
-            f"limit of {limit}; pass the pairs as an array instead"
-        )
-    databases = [tuple(int(v) for v in x) for x in np.ndindex(*dims)]
-    I, J = [], []
-    for i in range(total):
-        for j in range(i + 1, total):
-            if predicate(databases[i], databases[j]):
-                I.append(i)
-                J.append(j)
-    return np.asarray(I, dtype=np.int64), np.asarray(J, dtype=np.int64)
+    carried = obj.neighbors if isinstance(obj, Channel) else "hamming"
+    return Mechanism(matrix, (matrix.shape[0],), neighbors=carried)

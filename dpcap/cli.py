@@ -6,6 +6,10 @@ Examples
     Audits a counting query on 8 binary entries released through truncated geometric noise.
 ``python -m dpcap audit W.npy --shape 2,2,2 --eps 0,0.5,1 --unit bits``
     Audits a mechanism matrix from a ``.npy``, ``.csv`` or whitespace-separated text file.
+``python -m dpcap audit G.csv --neighbors line``
+    A matrix in a file carries no neighbour relation: without ``--neighbors`` its rows are
+    databases under ``"hamming"`` (every pair of rows, for one entry), so a noise channel on a
+    line of values (a truncated geometric) needs ``--neighbors line`` to report its ε.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dpcap.capacity import capacity
 from dpcap.channel import Mechanism, as_mechanism
 from dpcap.mechanisms import counting_query, truncated_geometric
 from dpcap.midp import midp
+from dpcap.neighbors import NEIGHBOR_NAMES, Neighbors, describe
 from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, tv_dp
 from dpcap.result import DpcapError
 
@@ -35,32 +40,45 @@ DEFAULT_EPS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
 def audit(
     M: Any,
+    /,
     *,
-    neighbors: str = "hamming",
+    neighbors: Neighbors | None = None,
     eps: Sequence[float] = DEFAULT_EPS,
     unit: str = "nats",
 ) -> dict[str, Any]:
     """The DP profile of a mechanism as a plain dictionary (what ``dpcap audit`` prints).
 
-    Keys: ``shape``, ``outputs``, ``neighbors``, ``unit``, ``dp_epsilon`` (nats, the natural-log
+    The DP metrics use ``neighbors`` if given, otherwise the relation ``M`` carries (a plain
+    array: ``"hamming"`` on one entry, every pair of rows), as :func:`dpcap.dp_epsilon` does.
+
+    Keys: ``shape``, ``outputs``, ``neighbors`` (the relation used: its name, a list of
+    row-index pairs, or ``"predicate <name>"``), ``unit``, ``dp_epsilon`` (nats, the natural-log
     privacy-loss bound), ``delta`` (a list of ``[ε, δ(ε)]``), ``tv``, ``kl_dp``,
     ``max_leakage``, ``capacity`` and ``midp`` (certified ``[lower, upper]`` brackets, in
     ``unit``) with the MI-DP witness ``midp_entry``, ``midp_context`` and ``midp_prior``.
+
+    Examples
+    --------
+    >>> from dpcap.mechanisms import truncated_geometric
+    >>> report = audit(truncated_geometric(5, 0.5))
+    >>> report["neighbors"], round(report["dp_epsilon"], 12)
+    ('line', 0.5)
     """
     mech = as_mechanism(M)
+    relation = mech.neighbors if neighbors is None else neighbors
     levels = check.nonnegative(list(eps), "eps")
-    deltas = np.atleast_1d(dp_delta(mech, levels, neighbors=neighbors))
+    deltas = np.atleast_1d(dp_delta(mech, levels, neighbors=relation))
     mi = midp(mech, unit=unit)
     free_lunch = capacity(mech, unit=unit)
     return {
         "shape": list(mech.shape),
         "outputs": mech.n_outputs,
-        "neighbors": neighbors,
+        "neighbors": describe(relation),
         "unit": unit,
-        "dp_epsilon": dp_epsilon(mech, neighbors=neighbors),
+        "dp_epsilon": dp_epsilon(mech, neighbors=relation),
         "delta": [[float(e), float(d)] for e, d in zip(levels, deltas, strict=True)],
-        "tv": tv_dp(mech, neighbors=neighbors),
-        "kl_dp": kl_dp(mech, neighbors=neighbors, unit=unit),
+        "tv": tv_dp(mech, neighbors=relation),
+        "kl_dp": kl_dp(mech, neighbors=relation, unit=unit),
         "max_leakage": max_leakage(mech, unit=unit),
         "capacity": [free_lunch.lower, free_lunch.upper],
         "midp": [mi.lower, mi.upper],
@@ -74,10 +92,13 @@ def format_audit(report: dict[str, Any], title: str) -> str:
     """A human-readable rendering of :func:`audit`'s dictionary."""
     unit = report["unit"]
     eps = report["dp_epsilon"]
+    relation = report["neighbors"]
+    if isinstance(relation, list):
+        relation = f"{len(relation)} explicit pairs"
     lines = [
         title,
         f"  domain shape {tuple(report['shape'])}, {report['outputs']} outputs, "
-        f"neighbours: {report['neighbors']}",
+        f"neighbours: {relation}",
         f"  pure DP          eps = {eps:.6g} nats"
         + ("  (no finite eps)" if math.isinf(eps) else ""),
         "  approximate DP   delta(eps), the smallest delta for (eps, delta)-DP:",
@@ -137,7 +158,11 @@ def _parser() -> argparse.ArgumentParser:
     audit_cmd = sub.add_parser("audit", help="audit a mechanism matrix stored in a file")
     audit_cmd.add_argument("file", type=Path, help=".npy, .csv or whitespace-separated text")
     audit_cmd.add_argument("--shape", help="database domain sizes, e.g. 2,2,2 (default: 1 entry)")
-    audit_cmd.add_argument("--neighbors", default="hamming", choices=["hamming", "line", "all"])
+    audit_cmd.add_argument(
+        "--neighbors",
+        choices=NEIGHBOR_NAMES,
+        help="neighbour relation (default: hamming, every pair of rows for one entry)",
+    )
     audit_cmd.add_argument(
         "--eps", default=",".join(str(e) for e in DEFAULT_EPS), help="ε grid for δ(ε)"
     )

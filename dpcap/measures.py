@@ -1,9 +1,10 @@
 """Information measures on finite distributions and channels (nats unless ``unit="bits"``).
 
-Conventions (DESIGN §1, §5): ``0 log 0 = 0``; a positive probability against a zero gives ∞;
-the orders α = 0, 1 and ∞ of Rényi quantities are exact branches, and orders near 1 are
-evaluated without cancellation. Every argument is validated: probability vectors must be
-non-negative and sum to 1 within ``1e-9``; channels must be row-stochastic.
+Conventions (``docs/mathematics.rst`` §8): ``0 log 0 = 0``; a positive probability against a
+zero gives ∞; the orders α = 0, 1 and ∞ of Rényi quantities are exact branches, and orders
+near 1 are evaluated without cancellation. Every argument is validated: probability vectors
+must be non-negative and sum to 1 within ``1e-9``; channels must be row-stochastic. Data
+arguments are positional-only; the order α (or γ) may also be passed by keyword.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from scipy.special import logsumexp, rel_entr, xlogy
 
 from dpcap import _validation as check
-from dpcap.channel import Mechanism
+from dpcap.channel import as_mechanism
 from dpcap.result import ParameterError, SolverError
 from dpcap.solvers import divergence
 from dpcap.solvers import renyi as renyi_engine
@@ -78,7 +79,7 @@ def kl_divergence(p: Any, q: Any, /, *, unit: str = "nats") -> float:
     return float(np.sum(rel_entr(P, Q))) / check.unit_divisor(unit)
 
 
-def renyi_divergence(p: Any, q: Any, alpha: float, /, *, unit: str = "nats") -> float:
+def renyi_divergence(p: Any, q: Any, /, alpha: float, *, unit: str = "nats") -> float:
     """Rényi divergence of order ``alpha`` ∈ [0, ∞].
 
     ``D_α(p‖q) = 1/(α−1) log Σ_y p_y^α q_y^{1−α}``, with the limits ``D_0 = −log q(supp p)``,
@@ -100,7 +101,7 @@ def renyi_divergence(p: Any, q: Any, alpha: float, /, *, unit: str = "nats") -> 
     return float(divergence.renyi(P, Q, a)) / check.unit_divisor(unit)
 
 
-def hockey_stick(p: Any, q: Any, gamma: Any, /) -> Any:
+def hockey_stick(p: Any, q: Any, /, gamma: Any) -> Any:
     """Hockey-stick divergence ``E_γ(p‖q) = Σ_y (p_y − γ q_y)_+ = max_A P(A) − γ Q(A)``.
 
     ``p`` and ``q`` are (ε, δ)-close in one direction iff ``E_{e^ε}(p‖q) ≤ δ`` (Cuff & Yu §3.2).
@@ -152,9 +153,7 @@ def conditional_mutual_information(
     entry : int
         The entry ``i`` (0-based).
     """
-    if not isinstance(M, Mechanism):
-        matrix = check.stochastic_matrix(M, "M")
-        M = Mechanism(matrix, (matrix.shape[0],))
+    M = as_mechanism(M, "M")
     law = check.law(joint, "joint", M.shape)
     i = M._entry(entry)
     tensor = np.moveaxis(M.tensor(), i, -2)  # (..., m_i, |Y|)
@@ -166,7 +165,7 @@ def conditional_mutual_information(
     return _weighted_kl(weights, tensor, mixture) / check.unit_divisor(unit)
 
 
-def sibson_mi(prior: Any, W: Any, alpha: float, /, *, unit: str = "nats") -> float:
+def sibson_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
     """Sibson's α-mutual information.
 
     ``I_α^S(p, W) = α/(α−1) · log Σ_y (Σ_x p_x W_{xy}^α)^{1/α}`` (Hsu et al., survey, §III-A),
@@ -210,7 +209,7 @@ def _sibson(p: check.FloatArray, matrix: check.FloatArray, alpha: float) -> floa
     return max(alpha / (alpha - 1.0) * float(logsumexp(inner / alpha)), 0.0)
 
 
-def arimoto_mi(prior: Any, W: Any, alpha: float, /, *, unit: str = "nats") -> float:
+def arimoto_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
     """Arimoto's α-mutual information ``I_α^A(p, W) = H_α(X) − H_α^A(X|Y)``.
 
     With ``H_α(X) = 1/(1−α) log Σ_x p_x^α`` and
@@ -264,7 +263,7 @@ def min_entropy_leakage(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
     return _min_entropy_leakage(p, matrix) / check.unit_divisor(unit)
 
 
-def renyi_mi(prior: Any, W: Any, alpha: float, /, *, unit: str = "nats") -> float:
+def renyi_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
     """``D_α(P_XY ‖ P_X P_Y)``: the Rényi divergence between the joint law and the product of
     its marginals (the α-information of the Rényi-capacity article, not Sibson's).
 
@@ -288,8 +287,8 @@ def renyi_mi(prior: Any, W: Any, alpha: float, /, *, unit: str = "nats") -> floa
 def augustin_mi(
     prior: Any,
     W: Any,
-    alpha: float,
     /,
+    alpha: float,
     *,
     tol: float = 1e-9,
     max_iter: int = 1_000,

@@ -1,7 +1,8 @@
 """Differential-privacy metrics of a mechanism under its neighbour relation.
 
 Each metric is a worst case over *ordered* pairs of neighbouring databases ``(x, x')`` of a
-divergence between the output laws ``W_x`` and ``W_x'`` (Cuff & Yu §2; Hsu et al. §IV):
+divergence between the output laws ``W_x`` and ``W_x'`` (Cuff & Yu §2; Hsu et al. §IV;
+``docs/mathematics.rst`` §3):
 
 ============  ==============================================================
 ``dp_epsilon``  ``max log W[x,y]/W[x',y]`` (pure ε-DP; ``math.inf`` if a zero
@@ -13,8 +14,11 @@ divergence between the output laws ``W_x`` and ``W_x'`` (Cuff & Yu §2; Hsu et a
 ``tv_dp``       ``max TV(W_x, W_x')`` (= ``δ(0)``, the (δ)-DP level)
 ============  ==============================================================
 
-A plain matrix or :class:`~dpcap.Channel` is a one-entry database: with the default
-``"hamming"`` relation all of its rows are neighbours. ``max_leakage`` needs no relation.
+Which pairs are neighbours: the relation passed as ``neighbors=`` if one is given, otherwise
+the one the mechanism carries (:attr:`~dpcap.Channel.neighbors`: ``"line"`` for
+``truncated_geometric``, ``"all"`` for ``randomized_response``, ``"hamming"`` for a database
+mechanism…). A plain array carries nothing: it is a one-entry database under ``"hamming"``, so
+all of its rows are neighbours. ``max_leakage`` needs no relation.
 """
 
 from __future__ import annotations
@@ -25,49 +29,59 @@ from typing import Any
 import numpy as np
 
 from dpcap import _validation as check
-from dpcap.channel import AdditiveMechanism, Neighbors, as_mechanism, neighbor_pairs
+from dpcap.channel import AdditiveMechanism, as_mechanism
+from dpcap.neighbors import Neighbors, neighbor_pairs
 from dpcap.solvers import pairwise
 
 __all__ = ["dp_delta", "dp_epsilon", "kl_dp", "max_leakage", "renyi_dp", "tv_dp"]
 
 
-def _setup(M: Any, neighbors: Neighbors) -> tuple[Any, Any, Any]:
+def _setup(M: Any, neighbors: Neighbors | None) -> tuple[Any, Any, Any]:
     """The rows to compare and the neighbouring pairs among them.
 
-    A structured :class:`~dpcap.channel.AdditiveMechanism` under Hamming neighbours compares
-    noise rows of totals that one entry can move between (from the reachable partial sums);
-    anything else compares the rows of the dense matrix.
+    The relation is ``neighbors`` if given, else the one ``M`` carries. A structured
+    :class:`~dpcap.channel.AdditiveMechanism` under Hamming neighbours compares noise rows of
+    totals that one entry can move between (from the reachable partial sums); anything else
+    compares the rows of the dense matrix.
     """
     mech = as_mechanism(M)
-    if (
-        isinstance(mech, AdditiveMechanism)
-        and isinstance(neighbors, str)
-        and neighbors == "hamming"
-    ):
+    relation = mech.neighbors if neighbors is None else neighbors
+    if isinstance(mech, AdditiveMechanism) and isinstance(relation, str) and relation == "hamming":
         I, J = mech.neighbor_rows()
         return mech.noise, I, J
-    I, J = neighbor_pairs(mech.shape, neighbors)
+    I, J = neighbor_pairs(mech.shape, relation)
     return mech.matrix, I, J
 
 
-def dp_epsilon(M: Any, /, *, neighbors: Neighbors = "hamming") -> float:
+def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     """The pure-DP level ``ε = max_{(x,x') neighbours, y} log W[x,y] / W[x',y]`` (nats).
 
     ``0/0`` is ignored (an outcome impossible under both databases); ``p/0`` with ``p > 0``
     gives ``math.inf``. A mechanism with no neighbouring pairs has ε = 0.
 
+    Parameters
+    ----------
+    M : Mechanism, Channel or array_like
+    neighbors : str, array_like or callable, keyword-only, optional
+        The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
+        (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+
     Examples
     --------
-    >>> from dpcap.mechanisms import randomized_response
+    >>> from dpcap.mechanisms import randomized_response, truncated_geometric
     >>> round(dp_epsilon(randomized_response(4, 1.5)), 12)
     1.5
+    >>> round(dp_epsilon(truncated_geometric(3, 1.0)), 12)  # carries "line"
+    1.0
+    >>> round(dp_epsilon(truncated_geometric(3, 1.0), neighbors="all"), 12)
+    3.0
     """
     rows, I, J = _setup(M, neighbors)
     value, *_ = pairwise.max_log_ratio(rows, I, J)
     return value
 
 
-def dp_delta(M: Any, eps: Any, /, *, neighbors: Neighbors = "hamming") -> Any:
+def dp_delta(M: Any, /, eps: Any, *, neighbors: Neighbors | None = None) -> Any:
     """The smallest δ for which ``M`` is (ε, δ)-DP, at every ε in ``eps``.
 
     ``δ(ε) = max_{ordered neighbours (x, x')} Σ_y (W[x,y] − e^ε W[x',y])_+`` — the worst
@@ -80,7 +94,9 @@ def dp_delta(M: Any, eps: Any, /, *, neighbors: Neighbors = "hamming") -> Any:
     M : Mechanism, Channel or array_like
     eps : float or array_like of float in [0, ∞]
         One ε or a whole grid: the curve is computed in one pass over the pairs.
-    neighbors : neighbour relation, default "hamming"
+    neighbors : str, array_like or callable, keyword-only, optional
+        The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
+        (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
 
     Returns
     -------
@@ -107,10 +123,18 @@ def dp_delta(M: Any, eps: Any, /, *, neighbors: Neighbors = "hamming") -> Any:
     return float(curve) if curve.ndim == 0 else curve
 
 
-def kl_dp(M: Any, /, *, neighbors: Neighbors = "hamming", unit: str = "nats") -> float:
+def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") -> float:
     """KL-DP level ``max_{ordered neighbours} D(W_x ‖ W_x')`` (Cuff & Yu, Def. 7).
 
     ε-DP implies KL-DP ≤ ε·tanh(ε/2), attained by binary randomized response (Property 1).
+
+    Parameters
+    ----------
+    M : Mechanism, Channel or array_like
+    neighbors : str, array_like or callable, keyword-only, optional
+        The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
+        (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+    unit : {"nats", "bits"}, keyword-only
 
     Examples
     --------
@@ -123,11 +147,19 @@ def kl_dp(M: Any, /, *, neighbors: Neighbors = "hamming", unit: str = "nats") ->
 
 
 def renyi_dp(
-    M: Any, alpha: float, /, *, neighbors: Neighbors = "hamming", unit: str = "nats"
+    M: Any, /, alpha: float, *, neighbors: Neighbors | None = None, unit: str = "nats"
 ) -> float:
     """Rényi-DP level of order α: ``max_{ordered neighbours} D_α(W_x ‖ W_x')``.
 
-    α ∈ [0, ∞]; α = 1 is KL-DP and α = ∞ is pure ε-DP.
+    Parameters
+    ----------
+    M : Mechanism, Channel or array_like
+    alpha : float
+        The order α ∈ [0, ∞]; α = 1 is KL-DP and α = ∞ is pure ε-DP.
+    neighbors : str, array_like or callable, keyword-only, optional
+        The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
+        (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+    unit : {"nats", "bits"}, keyword-only
     """
     a = check.order(alpha)
     divisor = check.unit_divisor(unit)
@@ -139,8 +171,16 @@ def renyi_dp(
     return value / divisor
 
 
-def tv_dp(M: Any, /, *, neighbors: Neighbors = "hamming") -> float:
-    """Total-variation level ``max_{neighbours} TV(W_x, W_x')``: the (δ)-DP level, ``δ(0)``."""
+def tv_dp(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
+    """Total-variation level ``max_{neighbours} TV(W_x, W_x')``: the (δ)-DP level, ``δ(0)``.
+
+    Parameters
+    ----------
+    M : Mechanism, Channel or array_like
+    neighbors : str, array_like or callable, keyword-only, optional
+        The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
+        (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+    """
     rows, I, J = _setup(M, neighbors)
     value, *_ = pairwise.max_tv(rows, I, J)
     return value

@@ -29,6 +29,9 @@ from dpcap.mechanisms import randomized_response
 k, eps = 4, 1.0
 W = randomized_response(k, eps)
 e = math.exp(eps)
+# The channel carries its neighbour relation, "all" (local DP: every pair of inputs); the DP
+# metrics use it unless they are given neighbors= (a truncated geometric carries "line").
+assert W.neighbors == "all"
 
 # %% The four metrics, computed and in closed form
 rows = [

@@ -153,3 +153,16 @@ class TestMinEntropy:
     def test_sound_on_two_input_channels(self, W: np.ndarray, data: st.DataObject) -> None:
         eps = dpcap.dp_epsilon(W)
         assert dpcap.max_leakage(W) <= bounds.min_entropy_leakage_bound(eps) + 1e-12
+
+
+def test_cardinality_bounds_are_keyword_only() -> None:
+    """The signature rule of issue 9: the converted quantity positional-only, the conversion's
+    parameter (ε', k) positional-or-keyword, the cardinality bounds keyword-only."""
+    with pytest.raises(TypeError):
+        bounds.midp_from_delta(0.1, 4)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        bounds.group_midp_bound(0.01, 2, 4)  # type: ignore[misc]
+    assert bounds.group_midp_bound(0.01, k=2, n_outputs=4) == bounds.group_midp_bound(
+        0.01, 2, n_outputs=4
+    )
+    assert bounds.tradeoff(1.0, 0.1, eps_prime=0.5) == bounds.tradeoff(1.0, 0.1, 0.5)

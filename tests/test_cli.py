@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpcap import cli
-from dpcap.mechanisms import randomized_response
+from dpcap.mechanisms import discrete_laplace, randomized_response, truncated_geometric
 
 
 def test_demo_prints_the_default_audit(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,3 +50,38 @@ def test_errors_are_reported_not_raised(tmp_path: Path, capsys: pytest.CaptureFi
     assert "row 0 sums to 0.9" in capsys.readouterr().err
     assert cli.main(["audit", str(tmp_path / "missing.npy")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("n", "eps"), [(2, 0.5), (10, 1.0)])
+def test_audit_of_a_truncated_geometric_reports_eps(n: int, eps: float) -> None:
+    report = cli.audit(truncated_geometric(n, eps))
+    assert report["neighbors"] == "line"
+    assert abs(report["dp_epsilon"] - eps) <= 1e-12
+    forced = cli.audit(truncated_geometric(n, eps), neighbors="all")
+    assert forced["neighbors"] == "all"
+    assert forced["dp_epsilon"] == pytest.approx(n * eps, rel=1e-12)
+
+
+def test_audit_command_of_a_truncated_geometric(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    n, eps = 6, 0.75
+    path = tmp_path / "geometric.csv"
+    np.savetxt(path, truncated_geometric(n, eps).matrix, delimiter=",")
+    assert cli.main(["audit", str(path), "--neighbors", "line", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["neighbors"] == "line"
+    assert report["dp_epsilon"] == pytest.approx(eps, abs=1e-12)
+    # a matrix in a file carries no relation: one entry under "hamming", every pair of rows
+    assert cli.main(["audit", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["neighbors"] == "hamming"
+    assert report["dp_epsilon"] == pytest.approx(n * eps, rel=1e-12)
+
+
+def test_audit_of_explicit_pairs_is_json_safe() -> None:
+    report = cli.audit(discrete_laplace(5, 1.0, sensitivity=2))
+    assert report["neighbors"][:3] == [[0, 1], [0, 2], [1, 2]]
+    assert report["dp_epsilon"] == pytest.approx(1.0, rel=1e-12)
+    json.dumps(report)
+    assert "9 explicit pairs" in cli.format_audit(report, "title")

@@ -244,3 +244,22 @@ class TestErrors:
             dpcap.conditional_mutual_information(
                 np.full(4, 0.25), dpcap.Mechanism(np.eye(4), (2, 2)), 0
             )
+
+
+def test_order_is_positional_or_keyword_and_data_positional_only() -> None:
+    """The signature rule of issue 9: data positional-only, the parameter α (γ) either way."""
+    p, q = [0.25, 0.75], [0.5, 0.5]
+    W = [[0.9, 0.1], [0.2, 0.8]]
+    assert dpcap.renyi_divergence(p, q, alpha=2.0) == dpcap.renyi_divergence(p, q, 2.0)
+    assert dpcap.hockey_stick(p, q, gamma=1.0) == dpcap.hockey_stick(p, q, 1.0)
+    for f in (dpcap.sibson_mi, dpcap.arimoto_mi, dpcap.renyi_mi, dpcap.augustin_mi):
+        assert f(p, W, alpha=2.0) == f(p, W, 2.0)
+    with pytest.raises(TypeError):
+        dpcap.renyi_divergence(p=p, q=q, alpha=2.0)  # type: ignore[call-arg]
+
+
+def test_conditional_mutual_information_of_a_channel_as_one_entry() -> None:
+    W = dpcap.Channel([[0.9, 0.1], [0.2, 0.8]], neighbors="line")
+    prior = [0.3, 0.7]
+    value = dpcap.conditional_mutual_information(prior, W, 0)
+    assert value == pytest.approx(dpcap.mutual_information(prior, W), rel=1e-14)

@@ -432,10 +432,10 @@ def test_staircase_default_r_search_for_large_sensitivity(
     eps: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Above the scan limit the width comes from a ternary search; it must agree with the scan.
-    from dpcap.mechanisms import _local
+    from dpcap.mechanisms import _noise
 
     scanned = [mech.staircase(3, eps, sensitivity=d) for d in (7, 50, 333)]
-    monkeypatch.setattr(_local, "_STAIRCASE_SCAN_MAX", 1)
+    monkeypatch.setattr(_noise, "_STAIRCASE_SCAN_MAX", 1)
     searched = [mech.staircase(3, eps, sensitivity=d) for d in (7, 50, 333)]
     for a, b in zip(scanned, searched, strict=True):
         np.testing.assert_array_equal(a.matrix, b.matrix)
@@ -446,7 +446,7 @@ def test_staircase_huge_sensitivity_is_fast() -> None:
     delta, eps = 10**9, 1.0
     W = mech.staircase(2, eps, sensitivity=delta).matrix
     check_stochastic(W, (3, 3))
-    from dpcap.mechanisms._local import _staircase_best_width
+    from dpcap.mechanisms._noise import _staircase_best_width
 
     best = _staircase_best_width(delta, eps)
     assert abs(best / delta - 1 / (1 + math.exp(eps / 2))) < 1e-3
@@ -607,7 +607,7 @@ def test_per_entry_product_structure() -> None:
     rng = np.random.default_rng(11)
     noise = rng.dirichlet(np.ones(3), size=2)  # 2 inputs, 3 outputs
     n = 3
-    M = mech.per_entry(noise, n)
+    M = mech.per_entry(n, noise)
     assert M.shape == (2, 2, 2)
     check_stochastic(M.matrix, (8, 27))
     for x in itertools.product(range(2), repeat=n):
@@ -626,7 +626,7 @@ def test_per_entry_product_structure() -> None:
 
 def test_per_entry_guards_size() -> None:
     with pytest.raises(ProblemTooLargeError, match="structure"):
-        mech.per_entry(mech.randomized_response(4, 1.0), 10)
+        mech.per_entry(10, mech.randomized_response(4, 1.0))
 
 
 # --------------------------------------------------------------------------- dpcap.privacy
@@ -645,7 +645,87 @@ def test_levels_agree_with_dp_epsilon() -> None:
         0.4
     )
     assert dp_epsilon(mech.one_time_pad(3)) == math.inf
-    assert dp_epsilon(mech.per_entry(mech.binary_symmetric(0.2), 3)) == pytest.approx(math.log(4.0))
+    assert dp_epsilon(mech.per_entry(3, mech.binary_symmetric(0.2))) == pytest.approx(math.log(4.0))
+
+
+@pytest.mark.parametrize(
+    ("ch", "relation"),
+    [
+        (mech.randomized_response(4, 1.0), "all"),
+        (mech.binary_symmetric(0.1), "all"),
+        (mech.erasure(5, 0.3), "all"),
+        (mech.exponential(np.arange(12.0).reshape(3, 4), 1.0), "all"),
+        (mech.truncated_geometric(7, 0.5), "line"),
+        (mech.discrete_laplace(6, 1.0), "line"),
+        (mech.discrete_laplace(6, 1.0, truncation="renormalize"), "line"),
+        (mech.discrete_laplace(4, 1.0, sensitivity=4), "all"),
+        (mech.discrete_gaussian(5, 1.3), "line"),
+        (mech.discrete_gaussian(5, 1.3, truncation="renormalize"), "line"),
+        (mech.staircase(9, 1.2), "line"),
+        (mech.counting_query(3, mech.truncated_geometric(3, 1.0)), "hamming"),
+        (mech.one_time_pad(3), "hamming"),
+        (mech.revealing(2, 2, 0.5), "hamming"),
+        (mech.per_entry(2, mech.randomized_response(3, 1.0)), "hamming"),
+        (mech.per_entry(2, [[0.5, 0.5], [0.25, 0.75]]), "hamming"),
+        (mech.per_entry(2, mech.truncated_geometric(2, 1.0)), "line"),
+    ],
+)
+def test_each_constructor_carries_its_natural_relation(ch: Channel, relation: str) -> None:
+    assert ch.neighbors == relation
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 50])
+@pytest.mark.parametrize("eps", [0.1, 1.0, 2.5])
+def test_dp_epsilon_of_a_truncated_geometric_is_eps(n: int, eps: float) -> None:
+    """The trap of issue 9: over all pairs of counts the level is n·ε, not ε."""
+    from dpcap.privacy import dp_epsilon
+
+    W = mech.truncated_geometric(n, eps)
+    assert abs(dp_epsilon(W) - eps) <= 1e-12
+    assert dp_epsilon(W, neighbors="all") == pytest.approx(n * eps, rel=1e-12)
+    assert dp_epsilon(W.matrix) == pytest.approx(n * eps, rel=1e-12)  # a plain array: all pairs
+
+
+@pytest.mark.parametrize(("n", "sens"), [(6, 2), (9, 3), (5, 5)])
+def test_sensitivity_sets_the_relation_of_the_level(n: int, sens: int) -> None:
+    from dpcap.privacy import dp_epsilon
+
+    eps = 1.3
+    laplace = mech.discrete_laplace(n, eps, sensitivity=sens)
+    assert dp_epsilon(laplace) == pytest.approx(eps, rel=1e-11)
+    assert dp_epsilon(laplace) == pytest.approx(
+        max_log_ratio(laplace.matrix, pairs_within(n, sens)), rel=1e-12
+    )
+    stair = mech.staircase(n, eps, sensitivity=sens)
+    assert dp_epsilon(stair) == pytest.approx(
+        max_log_ratio(stair.matrix, pairs_within(n, sens)), rel=1e-12
+    )
+    assert dp_epsilon(stair) <= eps * (1 + 1e-12)
+
+
+def test_per_entry_lifts_the_relation_of_its_channel() -> None:
+    from dpcap.privacy import dp_epsilon
+
+    eps = 0.7
+    M = mech.per_entry(2, mech.truncated_geometric(2, eps))  # entries in {0, 1, 2}
+    assert dp_epsilon(M) == pytest.approx(eps, rel=1e-12)  # one entry moves by one
+    assert dp_epsilon(M, neighbors="hamming") == pytest.approx(2 * eps, rel=1e-12)
+    # explicit pairs of values lift to the databases that differ in one entry by such a pair
+    local = Channel(mech.truncated_geometric(2, eps).matrix, neighbors=[[0, 2]])
+    lifted = mech.per_entry(2, local)
+    pairs = [
+        (int(np.ravel_multi_index(x, (3, 3))), int(np.ravel_multi_index(y, (3, 3))))
+        for x in itertools.product(range(3), repeat=2)
+        for y in itertools.product(range(3), repeat=2)
+        if sorted(abs(a - b) for a, b in zip(x, y, strict=True)) == [0, 2]
+    ]
+    assert dp_epsilon(lifted) == pytest.approx(max_log_ratio(lifted.matrix, pairs), rel=1e-12)
+    assert dp_epsilon(lifted) == pytest.approx(2 * eps, rel=1e-12)
+
+
+def test_per_entry_takes_the_number_of_entries_first() -> None:
+    with pytest.raises(ParameterError, match=r"per_entry takes the number of entries first"):
+        mech.per_entry(untyped(mech.binary_symmetric(0.2)), untyped(3))
 
 
 # --------------------------------------------------------------------------- errors
@@ -753,8 +833,8 @@ def untyped(value: Any) -> Any:
         (lambda: mech.revealing(1, 3, 0.5), ParameterError, r"n must be an integer >= 2, got 1"),
         (lambda: mech.revealing(2, 1, 0.5), ParameterError, r"m must be an integer >= 2, got 1"),
         (lambda: mech.revealing(2, 3, 2.0), ParameterError, r"prob must be in \[0, 1\], got 2.0"),
-        (lambda: mech.per_entry([[1.0]], 0), ParameterError, r"n must be .* got 0"),
-        (lambda: mech.per_entry([1.0, 0.0], 2), ChannelError, r"noise must be a 2-D matrix"),
+        (lambda: mech.per_entry(0, [[1.0]]), ParameterError, r"n must be .* got 0"),
+        (lambda: mech.per_entry(2, [1.0, 0.0]), ChannelError, r"noise must be a 2-D matrix"),
     ],
 )
 def test_errors_name_the_argument(

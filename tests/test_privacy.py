@@ -199,3 +199,55 @@ def test_bad_eps_messages() -> None:
         dpcap.renyi_dp(rr(2, 1.0), -2)
     with pytest.raises(dpcap.ChannelError, match=r"M is not row-stochastic: row 0 sums to 0\.5"):
         dpcap.dp_epsilon([[0.25, 0.25], [0.5, 0.5]])
+
+
+class TestCarriedRelation:
+    """Every DP metric uses the relation the mechanism carries unless ``neighbors=`` is given;
+    a plain array keeps the rule of a one-entry database (all rows are neighbours)."""
+
+    def setup_method(self) -> None:
+        self.eps, self.n = 0.8, 4
+        self.G = dpcap.mechanisms.truncated_geometric(self.n, self.eps)
+        self.array = np.asarray(self.G).copy()
+
+    def test_each_metric_follows_the_carried_relation(self) -> None:
+        G, A = self.G, self.array
+        grid = np.array([0.0, 0.3, 1.0])
+        assert dpcap.dp_epsilon(G) == pytest.approx(self.eps, abs=1e-12)
+        assert dpcap.dp_epsilon(G) == dpcap.dp_epsilon(A, neighbors="line")
+        np.testing.assert_array_equal(
+            dpcap.dp_delta(G, grid), dpcap.dp_delta(A, grid, neighbors="line")
+        )
+        assert dpcap.kl_dp(G) == dpcap.kl_dp(A, neighbors="line")
+        assert dpcap.renyi_dp(G, 2.0) == dpcap.renyi_dp(A, 2.0, neighbors="line")
+        assert dpcap.tv_dp(G) == dpcap.tv_dp(A, neighbors="line")
+        # ... and a plain array is still compared over all pairs, which gives more
+        assert dpcap.dp_epsilon(A) == pytest.approx(self.n * self.eps, rel=1e-12)
+        assert dpcap.kl_dp(A) > dpcap.kl_dp(G)
+        assert dpcap.tv_dp(A) > dpcap.tv_dp(G)
+        assert (dpcap.dp_delta(A, grid) >= dpcap.dp_delta(G, grid)).all()
+
+    def test_explicit_neighbors_override_the_carried_relation(self) -> None:
+        G, A = self.G, self.array
+        assert dpcap.dp_epsilon(G, neighbors="all") == pytest.approx(self.n * self.eps, rel=1e-12)
+        assert dpcap.dp_epsilon(G, neighbors=[[0, 2]]) == pytest.approx(2 * self.eps, rel=1e-12)
+        assert dpcap.kl_dp(G, neighbors="all") == dpcap.kl_dp(A)
+        assert dpcap.renyi_dp(G, 3.0, neighbors="all") == dpcap.renyi_dp(A, 3.0)
+        assert dpcap.tv_dp(G, neighbors="all") == dpcap.tv_dp(A)
+        assert dpcap.dp_delta(G, 0.5, neighbors="all") == dpcap.dp_delta(A, 0.5)
+        assert dpcap.dp_epsilon(G.with_neighbors("all")) == dpcap.dp_epsilon(A)
+
+    def test_randomized_response_and_databases(self) -> None:
+        rr_ch = dpcap.mechanisms.randomized_response(4, 1.2)
+        assert dpcap.dp_epsilon(rr_ch) == pytest.approx(1.2, abs=1e-13)
+        M = dpcap.Mechanism(np.eye(4), (2, 2), neighbors=[[0, 3]])
+        assert dpcap.dp_epsilon(M) == math.inf
+        assert dpcap.tv_dp(M) == 1.0
+        assert dpcap.dp_epsilon(M, neighbors="hamming") == math.inf
+
+    def test_problem_parameter_by_keyword(self) -> None:
+        W = rr(3, 1.0)
+        assert dpcap.dp_delta(W, eps=0.5) == dpcap.dp_delta(W, 0.5)
+        assert dpcap.renyi_dp(W, alpha=2.0) == dpcap.renyi_dp(W, 2.0)
+        with pytest.raises(TypeError):
+            dpcap.dp_epsilon(M=W)  # type: ignore[call-arg]

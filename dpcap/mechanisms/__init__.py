@@ -1,24 +1,40 @@
 """Constructors of finite channels and database mechanisms.
 
-Single-entry channels (:class:`~dpcap.channel.Channel`): :func:`randomized_response`,
-:func:`binary_symmetric`, :func:`erasure`, :func:`truncated_geometric`, :func:`discrete_laplace`,
-:func:`discrete_gaussian`, :func:`staircase`, :func:`exponential`.
+Single-entry channels (:class:`~dpcap.channel.Channel`) on categories, carrying the neighbour
+relation ``"all"`` (every pair of inputs, local DP): :func:`randomized_response`,
+:func:`binary_symmetric`, :func:`erasure`, :func:`exponential`.
 
-Database mechanisms (:class:`~dpcap.channel.Mechanism`): :func:`counting_query`,
-:func:`one_time_pad`, :func:`revealing`, :func:`per_entry`.
+Additive noise on a line of values ``{0, …, n}``, carrying ``"line"`` (``|x − x'| = 1``, or the
+pairs at distance at most the sensitivity Δ): :func:`truncated_geometric`,
+:func:`discrete_laplace`, :func:`discrete_gaussian`, :func:`staircase`.
+
+Database mechanisms (:class:`~dpcap.channel.Mechanism`), carrying ``"hamming"`` (databases that
+differ in one entry; :func:`per_entry` lifts the relation of its local channel):
+:func:`counting_query`, :func:`one_time_pad`, :func:`revealing`, :func:`per_entry`, and
+:meth:`~dpcap.channel.Mechanism.additive` for any sum of per-entry scores.
+
+The DP metrics (:func:`dpcap.dp_epsilon` and its relatives) use the carried relation unless
+they are given ``neighbors=``, so ``dp_epsilon(truncated_geometric(n, eps))`` is ``eps``;
+:meth:`~dpcap.channel.Channel.with_neighbors` gives the same channel under another relation.
+
+Argument order
+--------------
+One rule for every constructor: **the domain first, then what is applied to it**. The domain is
+the number of entries or values (``n``, ``k``, ``m``), or the object that fixes it (the
+``utility`` matrix of :func:`exponential`, the ``scores`` of ``Mechanism.additive``); then come
+the component applied to it (a ``noise`` channel) and the privacy or noise parameter (``eps``,
+``sigma``, ``delta``, ``prob``); options are keyword-only. Hence ``counting_query(n, noise)``,
+``per_entry(n, noise)``, ``revealing(n, m, prob)``, ``truncated_geometric(n, eps)``.
 
 Each docstring states the mechanism's ε-DP level and, where known, its capacity and MI-DP in
 closed form, with the paper and equation.
 """
 
 from dpcap.mechanisms._database import counting_query, one_time_pad, per_entry, revealing
-from dpcap.mechanisms._local import (
-    binary_symmetric,
+from dpcap.mechanisms._local import binary_symmetric, erasure, exponential, randomized_response
+from dpcap.mechanisms._noise import (
     discrete_gaussian,
     discrete_laplace,
-    erasure,
-    exponential,
-    randomized_response,
     staircase,
     truncated_geometric,
 )

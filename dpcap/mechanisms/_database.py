@@ -1,7 +1,11 @@
 """Database mechanisms on ``X_1 × … × X_n``: counting queries, the one-time pad, Cuff–Yu's examples.
 
 Every constructor returns a :class:`~dpcap.channel.Mechanism` whose rows are the databases in C
-order (``numpy.ravel_multi_index(x^n, shape)``, DESIGN §1). The dense matrix has
+order (``numpy.ravel_multi_index(x^n, shape)``, ``docs/mathematics.rst`` §2) and that carries
+the neighbour relation ``"hamming"`` (databases that differ in one entry; ``per_entry`` lifts
+the relation of its local channel instead, so a channel on a line of values gives ``"line"``).
+The database comes first in every signature (the number of entries, their alphabet), then
+what is applied to it (the noise channel, a probability). The dense matrix has
 ``Π m_i × |Y|`` entries; its size is checked before anything is allocated, and a problem above
 dpcap's dense limit raises :class:`~dpcap.result.ProblemTooLargeError` pointing to the structured
 (query followed by noise) form.
@@ -16,9 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap import _validation as check
-from dpcap.channel import MAX_DENSE_ELEMENTS, AdditiveMechanism, Mechanism, check_dense_size
-from dpcap.mechanisms._local import _probability
-from dpcap.result import ChannelError, ProblemTooLargeError
+from dpcap import neighbors as relations
+from dpcap.channel import AdditiveMechanism, Channel, Mechanism
+from dpcap.result import ChannelError, ParameterError, ProblemTooLargeError
 
 __all__ = ["counting_query", "one_time_pad", "per_entry", "revealing"]
 
@@ -32,10 +36,10 @@ def _check_product_size(base: int, n: int, cols_base: int, cols_exp: int, what: 
         cols = f"{cols_base}**{cols_exp}" if cols_exp > 1 else f"{cols_base}"
         raise ProblemTooLargeError(
             f"{what} would be a dense {base}**{n} x {cols} matrix, above dpcap's limit of "
-            f"{MAX_DENSE_ELEMENTS} entries; describe the mechanism by its structure (a query "
+            f"{check.MAX_DENSE_ELEMENTS} entries; describe the mechanism by its structure (a query "
             "followed by a noise channel) instead of enumerating every database"
         )
-    check_dense_size(base**n, cols_base**cols_exp, what)
+    check.dense_size(base**n, cols_base**cols_exp, what)
 
 
 def counting_query(n: int, noise: Any) -> AdditiveMechanism:
@@ -51,9 +55,10 @@ def counting_query(n: int, noise: Any) -> AdditiveMechanism:
     Returns
     -------
     AdditiveMechanism
-        ``shape = (2,) * n``, ``K`` outputs, in structured form (the count followed by the
-        noise): DP metrics and MI-DP never enumerate the ``2^n`` databases; ``.matrix`` builds
-        the dense matrix on demand, under dpcap's memory limit.
+        ``shape = (2,) * n``, ``K`` outputs, carrying ``neighbors="hamming"`` (databases that
+        differ in one entry: counts that differ by one), in structured form (the count followed
+        by the noise): DP metrics and MI-DP never enumerate the ``2^n`` databases; ``.matrix``
+        builds the dense matrix on demand, under dpcap's memory limit.
 
     Raises
     ------
@@ -98,7 +103,7 @@ def counting_query(n: int, noise: Any) -> AdditiveMechanism:
         raise ChannelError(
             f"noise must have n + 1 = {n + 1} rows (one per count 0..n), got {V.shape[0]}"
         )
-    return Mechanism.additive([[0, 1]] * n, V)
+    return Mechanism.additive([[0, 1]] * n, V, neighbors="hamming")
 
 
 def one_time_pad(m: int) -> Mechanism:
@@ -115,7 +120,8 @@ def one_time_pad(m: int) -> Mechanism:
     Returns
     -------
     Mechanism
-        ``shape = (m, m)``, ``m`` outputs; ``W[(x_1, x_2), y] = [y = (x_1 + x_2) mod m]``.
+        ``shape = (m, m)``, ``m`` outputs; ``W[(x_1, x_2), y] = [y = (x_1 + x_2) mod m]``;
+        carrying ``neighbors="hamming"``.
 
     Raises
     ------
@@ -152,7 +158,7 @@ def one_time_pad(m: int) -> Mechanism:
     x1, x2 = np.divmod(np.arange(m * m), m)
     W = np.zeros((m * m, m))
     W[np.arange(m * m), (x1 + x2) % m] = 1.0
-    return Mechanism(W, (m, m))
+    return Mechanism(W, (m, m), neighbors="hamming")
 
 
 def revealing(n: int, m: int, prob: float) -> Mechanism:
@@ -175,7 +181,7 @@ def revealing(n: int, m: int, prob: float) -> Mechanism:
     Returns
     -------
     Mechanism
-        ``shape = (m,) * n``, ``m + 2`` outputs.
+        ``shape = (m,) * n``, ``m + 2`` outputs, carrying ``neighbors="hamming"``.
 
     Raises
     ------
@@ -210,7 +216,7 @@ def revealing(n: int, m: int, prob: float) -> Mechanism:
     """
     n = check.integer(n, "n", minimum=2)
     m = check.integer(m, "m", minimum=2)
-    p = _probability(prob, "prob")
+    p = check.probability_scalar(prob, "prob")
     _check_product_size(m, n, m + 2, 1, f"revealing(n={n}, m={m})")
     rows = m**n
     W = np.zeros((rows, m + 2))
@@ -221,10 +227,10 @@ def revealing(n: int, m: int, prob: float) -> Mechanism:
     constant = values * ((rows - 1) // (m - 1))
     W[constant, m + 1] = 0.0
     W[constant, values] = p
-    return Mechanism(W, (m,) * n)
+    return Mechanism(W, (m,) * n, neighbors="hamming")
 
 
-def per_entry(noise: Any, n: int) -> Mechanism:
+def per_entry(n: int, noise: Any) -> Mechanism:
     r"""The same local channel applied independently to each of ``n`` entries.
 
     ``W[x^n, y^n] = Π_i noise[x_i, y_i]``: the n-fold Kronecker product of ``noise``, with outputs
@@ -232,22 +238,26 @@ def per_entry(noise: Any, n: int) -> Mechanism:
 
     Parameters
     ----------
-    noise : Channel or array_like, shape (m, K)
-        The local channel of one entry.
     n : int
         Number of entries ``n >= 1``.
+    noise : Channel or array_like, shape (m, K)
+        The local channel of one entry.
 
     Returns
     -------
     Mechanism
-        ``shape = (m,) * n``, ``K^n`` outputs.
+        ``shape = (m,) * n``, ``K^n`` outputs. It carries the relation of ``noise`` lifted to
+        databases (:func:`dpcap.neighbors.lift`): one entry moves as ``noise``'s relation
+        allows. A channel carrying ``"all"`` (randomised response) or a plain array gives
+        ``"hamming"``; one carrying ``"line"`` (truncated geometric) gives ``"line"``.
 
     Raises
     ------
+    ParameterError
+        If ``n`` is not an integer ``>= 1`` (or the arguments are in the old order,
+        ``per_entry(noise, n)``).
     ChannelError
         If ``noise`` is not a stochastic matrix.
-    ParameterError
-        If ``n`` is not an integer ``>= 1``.
     ProblemTooLargeError
         If the ``m^n × K^n`` matrix is above dpcap's dense limit.
 
@@ -256,7 +266,8 @@ def per_entry(noise: Any, n: int) -> Mechanism:
     * MI-DP = ``C(noise)``: given ``X^{-i}`` the other outputs ``Y_{-i}`` are independent of
       ``X_i``, so every slice of entry i is ``noise`` followed by an independent output, with
       capacity ``C(noise)``.
-    * ε-DP level (Hamming neighbours) = the local (all-pairs) ε-DP level of ``noise``.
+    * ε-DP level under the carried relation = the level of ``noise`` under its own relation
+      (e.g. the local, all-pairs level for a plain array under ``"hamming"``).
     * Free-lunch capacity ``sup I(X^n; Y^n) = n · C(noise)`` (capacity of a product channel).
 
     References
@@ -266,15 +277,23 @@ def per_entry(noise: Any, n: int) -> Mechanism:
 
     Examples
     --------
-    >>> M = per_entry([[0.75, 0.25], [0.25, 0.75]], 2)
+    >>> M = per_entry(2, [[0.75, 0.25], [0.25, 0.75]])
     >>> M.matrix[1]  # x = (0, 1): P(y) for y = 00, 01, 10, 11
     array([0.1875, 0.5625, 0.0625, 0.1875])
+    >>> M.neighbors
+    'hamming'
     """
-    V = check.stochastic_matrix(noise, "noise")
+    if np.ndim(n) == 2 and isinstance(noise, (int, np.integer)) and not isinstance(noise, bool):
+        raise ParameterError(
+            "per_entry takes the number of entries first: per_entry(n, noise), "
+            f"got per_entry(noise, {noise!r})"
+        )
     n = check.integer(n, "n", minimum=1)
+    V = check.stochastic_matrix(noise, "noise")
     m, k = V.shape
-    _check_product_size(m, n, k, n, f"per_entry(noise of shape {V.shape}, n={n})")
+    _check_product_size(m, n, k, n, f"per_entry(n={n}, noise of shape {V.shape})")
     W: FloatArray = V.copy()
     for _ in range(n - 1):
         W = np.kron(W, V).astype(np.float64, copy=False)
-    return Mechanism(W, (m,) * n)
+    local = noise.neighbors if isinstance(noise, Channel) else "hamming"
+    return Mechanism(W, (m,) * n, neighbors=relations.lift(local, (m,) * n))
