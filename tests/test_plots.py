@@ -1,9 +1,22 @@
-"""``dpcap.plots``: the α-capacity profile figure, drawn off-screen (Agg backend).
+"""``dpcap.plots``: every figure of a result, drawn off-screen (Agg backend).
 
-A small stand-in profile (the fields of ``dpcap.RenyiProfile``) drives the checks, so they do not
-depend on the query layer; one test also draws a channel through ``dpcap.renyi_profile`` when it
-exists, against the binary-symmetric-channel radius ``log 2 − H_α(s)`` of the Rényi-capacity
-article.
+What is checked, each written out here rather than read from the code:
+
+* each function takes a result, returns the Axes it drew on (``ax`` when given), saves the
+  figure holding it when given ``path`` (by suffix) and refuses anything else, naming the
+  argument; ``import dpcap.plots`` does not import matplotlib;
+* the α-capacity profile of the binary symmetric channel is ``log 2 − H_α(s)`` with the diameter
+  ``D_α(W_0 ‖ W_1)`` above it (the Rényi-capacity article's example), the band runs from one to
+  the other, clipped when the diameter is infinite or huge;
+* ``R(D) = h(p) − h(D)`` for a Bernoulli(p) source with Hamming distortion, and every tangent
+  line of slope ``−s`` lies below the convex curve (it is the dual bound);
+* ``ε*(D) = log((1 − D)/D)`` for a uniform bit with Hamming loss (randomized response), a curve
+  that carries no slope: no tangents, and a plot that refuses the other kind of curve;
+* the privacy funnel lies below the information bottleneck, and the shaded region runs between
+  them.
+
+Small results built here (the fields of ``RenyiProfile`` and ``CurveResult``) drive the checks
+that do not need the query layer; the others compute their curves through ``dpcap``.
 """
 
 from __future__ import annotations
@@ -11,7 +24,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -21,15 +33,24 @@ from numpy.typing import NDArray
 
 matplotlib.use("Agg")
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 import dpcap
-from dpcap.plots import DEFAULT_ALPHAS, plot_renyi_profile
-from dpcap.result import ParameterError
+from dpcap.plots import (
+    DEFAULT_ALPHAS,
+    TANGENTS,
+    plot_privacy_distortion,
+    plot_privacy_region,
+    plot_rate_distortion,
+    plot_renyi_profile,
+)
+from dpcap.result import CurveResult, DistortionResult, ParameterError, RenyiProfile, Status
 
 FloatArray = NDArray[np.float64]
 
 ROOT = Path(__file__).resolve().parents[1]
+LN2 = math.log(2.0)
 
 
 def bsc_radius(s: float, alpha: FloatArray) -> FloatArray:
@@ -44,48 +65,168 @@ def bsc_diameter(s: float, alpha: FloatArray) -> FloatArray:
     )
 
 
-@dataclass(frozen=True)
-class StubProfile:
-    """The fields of ``dpcap.RenyiProfile`` that a plot reads (and the others, for realism)."""
-
-    alphas: FloatArray
-    value: FloatArray
-    diameter: FloatArray
-    unit: str = "nats"
-    lower: FloatArray = field(default_factory=lambda: np.zeros(0))
-    upper: FloatArray = field(default_factory=lambda: np.zeros(0))
-    prior: FloatArray = field(default_factory=lambda: np.zeros((0, 2)))
-    status: FloatArray = field(default_factory=lambda: np.zeros(0))
+def h2(p: FloatArray) -> FloatArray:
+    """Binary entropy in nats."""
+    out: FloatArray = -(p * np.log(p) + (1 - p) * np.log(1 - p))
+    return out
 
 
-def bsc_profile(s: float = 0.1, unit: str = "nats") -> StubProfile:
-    alphas = np.array([0.25, 0.5, 2.0, 4.0, 10.0])
-    value, diameter = bsc_radius(s, alphas), bsc_diameter(s, alphas)
+def hamming(m: int) -> FloatArray:
+    d: FloatArray = 1.0 - np.eye(m)
+    return d
+
+
+def dsbs(p: float) -> FloatArray:
+    joint: FloatArray = 0.5 * np.array([[1 - p, p], [p, 1 - p]])
+    return joint
+
+
+def random_joint(shape: tuple[int, int], seed: int) -> FloatArray:
+    joint: FloatArray = np.random.default_rng(seed).dirichlet(np.ones(shape[0] * shape[1]))
+    return joint.reshape(shape)
+
+
+def statuses(n: int) -> NDArray[np.object_]:
+    out = np.empty(n, dtype=object)
+    out[:] = [Status.CONVERGED] * n
+    return out
+
+
+def make_profile(
+    alpha: FloatArray, value: FloatArray, diameter: FloatArray, unit: str = "nats"
+) -> RenyiProfile:
+    """A RenyiProfile with the given orders, radii and diameters (its bracket closed)."""
+    n = len(alpha)
+    return RenyiProfile(
+        alpha=alpha,
+        value=value,
+        lower=value,
+        upper=value,
+        diameter=diameter,
+        prior=np.full((n, 2), 0.5),
+        output=np.full((n, 2), 0.5),
+        status=statuses(n),
+        iterations=np.zeros(n, dtype=np.int64),
+        method="ba",
+        unit=unit,
+        message="",
+        tol=1e-9,
+    )
+
+
+def bsc_profile(s: float = 0.1, unit: str = "nats") -> RenyiProfile:
+    alpha = np.array([0.25, 0.5, 2.0, 4.0, 10.0])
+    value, diameter = bsc_radius(s, alpha), bsc_diameter(s, alpha)
     if unit == "bits":
-        value, diameter = value / math.log(2), diameter / math.log(2)
-    return StubProfile(alphas=alphas, value=value, diameter=diameter, unit=unit)
+        value, diameter = value / LN2, diameter / LN2
+    return make_profile(alpha, value, diameter, unit)
+
+
+def make_curve(
+    D: FloatArray,
+    value: FloatArray,
+    method: str,
+    unit: str = "nats",
+    slopes: FloatArray | None = None,
+) -> CurveResult:
+    """A CurveResult through the given points (each point's bracket closed, no slope unless
+    ``slopes`` gives one per point)."""
+    slope = np.full(len(D), math.nan) if slopes is None else slopes
+    points = tuple(
+        DistortionResult(
+            value=float(v),
+            lower=float(v),
+            upper=float(v),
+            mechanism=np.eye(2),
+            target=float(d),
+            distortion_achieved=float(d),
+            dp_level=math.inf,
+            slope=float(s),
+            status=Status.CONVERGED,
+            iterations=0,
+            method=method,
+            unit=unit,
+            message="",
+            tol=1e-9,
+        )
+        for d, v, s in zip(D, value, slope, strict=True)
+    )
+    return CurveResult(
+        D=D,
+        value=value,
+        lower=value,
+        upper=value,
+        status=statuses(len(D)),
+        iterations=np.zeros(len(D), dtype=np.int64),
+        points=points,
+        method=method,
+        unit=unit,
+        message="",
+        tol=1e-9,
+    )
+
+
+def band_vertices(ax: Axes, k: int = 0) -> FloatArray:
+    paths = ax.collections[k].get_paths()
+    vertices: FloatArray = np.concatenate([path.vertices for path in paths])
+    return vertices
+
+
+# ------------------------------------------------------------------------ the package itself
+
+
+def test_importing_plots_does_not_import_matplotlib() -> None:
+    code = (
+        "import sys, dpcap, dpcap.plots, dpcap.plots.renyi, dpcap.plots.distortion, "
+        "dpcap.plots.funnel; print(sorted({'matplotlib', 'cvxpy'} & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("plot", "name"),
+    [
+        (plot_renyi_profile, "profile must be a RenyiProfile"),
+        (plot_rate_distortion, "curve must be a CurveResult"),
+        (plot_privacy_distortion, "curve must be a CurveResult"),
+    ],
+)
+def test_arguments_that_are_not_results_are_refused(plot: object, name: str) -> None:
+    """Nothing is computed inside: a channel, a pair of arrays or a number is refused."""
+    assert callable(plot)
+    for bad in (42, np.eye(2), ([0.5, 0.5], hamming(2))):
+        with pytest.raises(ParameterError, match=rf"{name} \(compute it with dpcap\..*got"):
+            plot(bad)
+
+
+# ------------------------------------------------------------------------ Rényi profile
 
 
 def test_profile_figure_has_one_log_axes_with_the_curve() -> None:
     profile = bsc_profile()
-    fig = plot_renyi_profile(profile)
-    assert isinstance(fig, Figure)
-    assert len(fig.axes) == 1
-    ax = fig.axes[0]
+    ax = plot_renyi_profile(profile)
+    assert isinstance(ax, Axes)
+    assert len(ax.figure.axes) == 1
     assert ax.get_xscale() == "log"
     curve = ax.lines[0]
-    np.testing.assert_array_equal(curve.get_xdata(), profile.alphas)
+    np.testing.assert_array_equal(curve.get_xdata(), profile.alpha)
     np.testing.assert_array_equal(curve.get_ydata(), profile.value)
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = ax.get_legend()
+    assert legend is not None
+    labels = [t.get_text() for t in legend.get_texts()]
     assert r"radius $\leq C_\alpha \leq$ diameter" in labels
     assert ax.get_ylabel() == "capacity (nats)"
+    assert ax.get_xlabel() == r"order $\alpha$"
 
 
 def test_band_runs_from_the_radius_to_the_diameter() -> None:
     profile = bsc_profile()
-    ax = plot_renyi_profile(profile).axes[0]
-    (band,) = ax.collections
-    vertices = np.concatenate([path.vertices for path in band.get_paths()])
+    ax = plot_renyi_profile(profile)
+    assert len(ax.collections) == 1
+    vertices = band_vertices(ax)
     assert vertices[:, 1].min() == pytest.approx(profile.value.min())
     assert vertices[:, 1].max() == pytest.approx(profile.diameter.max())
     np.testing.assert_allclose(ax.lines[1].get_ydata(), profile.diameter)
@@ -106,83 +247,228 @@ def test_no_file_without_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_draws_on_given_axes_and_returns_its_figure() -> None:
+def test_draws_on_given_axes_and_returns_them(tmp_path: Path) -> None:
     fig = Figure()
     ax = fig.add_subplot()
-    assert plot_renyi_profile(bsc_profile(), ax=ax) is fig
-    sub = Figure().subfigures(1, 2)[1]
+    assert plot_renyi_profile(bsc_profile(), ax=ax) is ax
+    assert ax.figure is fig
+    root = Figure()
+    sub = root.subfigures(1, 2)[1]
     sub_ax = sub.add_subplot()
-    root = plot_renyi_profile(bsc_profile(), ax=sub_ax)
-    assert isinstance(root, Figure)
-    assert sub_ax in root.axes
+    path = tmp_path / "sub.png"
+    assert plot_renyi_profile(bsc_profile(), ax=sub_ax, path=path) is sub_ax
+    assert sub_ax in root.axes  # the root figure, which holds the subfigure's axes, was saved
+    assert path.read_bytes().startswith(b"\x89PNG")
 
 
 def test_unit_conversion_and_label() -> None:
     nats, bits = bsc_profile(unit="nats"), bsc_profile(unit="bits")
-    ax = plot_renyi_profile(bits).axes[0]
+    ax = plot_renyi_profile(bits)
     assert ax.get_ylabel() == "capacity (bits)"
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), bits.value)
-    ax = plot_renyi_profile(bits, unit="nats").axes[0]
+    ax = plot_renyi_profile(bits, unit="nats")
     assert ax.get_ylabel() == "capacity (nats)"
     np.testing.assert_allclose(ax.lines[0].get_ydata(), nats.value, rtol=1e-15)
 
 
 def test_infinite_diameter_fills_to_the_top_and_unplottable_orders_are_left_out() -> None:
-    profile = StubProfile(
-        alphas=np.array([0.0, 0.5, 2.0, math.inf]),
+    profile = make_profile(
+        alpha=np.array([0.0, 0.5, 2.0, math.inf]),
         value=np.array([0.1, 0.2, 0.4, 0.5]),
         diameter=np.array([0.2, 0.6, math.inf, math.inf]),
     )
-    ax = plot_renyi_profile(profile).axes[0]
+    ax = plot_renyi_profile(profile)
     np.testing.assert_array_equal(ax.lines[0].get_xdata(), [0.5, 2.0])
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), [0.2, 0.4])
     top = ax.get_ylim()[1]
     assert math.isfinite(top)
     assert top > 0.6
-    vertices = np.concatenate([path.vertices for path in ax.collections[0].get_paths()])
-    assert vertices[:, 1].max() == pytest.approx(top)
+    assert band_vertices(ax)[:, 1].max() == pytest.approx(top)
 
 
-def test_bad_arguments_are_rejected() -> None:
+def test_bad_profile_arguments_are_rejected() -> None:
     with pytest.raises(ParameterError, match=r"unit must be one of \['bits', 'nats'\], got"):
         plot_renyi_profile(bsc_profile(), unit="bans")
-    with pytest.raises(ParameterError, match=r"alphas is for a channel only.*got alphas="):
-        plot_renyi_profile(bsc_profile(), np.array([2.0]))
-    ragged = StubProfile(alphas=np.array([2.0, 3.0]), value=np.ones(2), diameter=np.ones(3))
+    with pytest.raises(ParameterError, match=r"profile must be a RenyiProfile.*got array"):
+        plot_renyi_profile(np.array([[0.9, 0.1], [0.1, 0.9]]))  # type: ignore[arg-type]
+    ragged = make_profile(alpha=np.array([2.0, 3.0]), value=np.ones(2), diameter=np.ones(3))
     with pytest.raises(ParameterError, match=r"one value and one diameter per order"):
         plot_renyi_profile(ragged)
 
 
-def test_channel_is_profiled_through_dpcap() -> None:
-    """A channel goes through ``dpcap.renyi_profile``: the BSC curve is ``log 2 − H_α(s)``."""
-    if getattr(dpcap, "renyi_profile", None) is None:
-        with pytest.raises(NotImplementedError, match=r"dpcap.renyi_profile is not available"):
-            plot_renyi_profile(np.array([[0.9, 0.1], [0.1, 0.9]]))
-        return
+def test_profile_computed_by_dpcap_is_the_bsc_curve() -> None:
+    """``dpcap.renyi_profile`` of the BSC: the radius is ``log 2 − H_α(s)``."""
     alphas = np.array([0.5, 2.0, 10.0])
-    ax = plot_renyi_profile(np.array([[0.9, 0.1], [0.1, 0.9]]), alphas).axes[0]
+    profile = dpcap.renyi_profile(np.array([[0.9, 0.1], [0.1, 0.9]]), alphas)
+    ax = plot_renyi_profile(profile)
     np.testing.assert_allclose(ax.lines[0].get_ydata(), bsc_radius(0.1, alphas), atol=1e-8)
     np.testing.assert_allclose(ax.lines[1].get_ydata(), bsc_diameter(0.1, alphas), atol=1e-8)
     assert DEFAULT_ALPHAS.shape == (50,)
-
-
-def test_importing_plots_does_not_import_matplotlib() -> None:
-    code = "import sys, dpcap.plots; print('matplotlib' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "False"
+    assert DEFAULT_ALPHAS[0] == pytest.approx(0.05)
+    assert DEFAULT_ALPHAS[-1] == pytest.approx(50.0)
 
 
 def test_huge_diameter_is_clipped_so_the_radius_stays_visible() -> None:
-    profile = StubProfile(
-        alphas=np.array([0.5, 0.9, 2.0]),
+    profile = make_profile(
+        alpha=np.array([0.5, 0.9, 2.0]),
         value=np.array([0.1, 0.15, 0.2]),
         diameter=np.array([0.3, 50.0, 60.0]),
     )
-    ax = plot_renyi_profile(profile).axes[0]
+    ax = plot_renyi_profile(profile)
     top = ax.get_ylim()[1]
     assert top == pytest.approx(1.1 * 10 * 0.2)  # 10 × the largest radius, plus a 10% margin
-    vertices = np.concatenate([path.vertices for path in ax.collections[0].get_paths()])
-    assert vertices[:, 1].max() == pytest.approx(top)
+    assert band_vertices(ax)[:, 1].max() == pytest.approx(top)
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), profile.value)
+
+
+# ------------------------------------------------------------------------ R(D) and ε*(D)
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    curve = dpcap.rate_distortion_curve([0.3, 0.7], hamming(2), n_points=12)
+    path = tmp_path / "rd.png"
+    ax = plot_rate_distortion(curve, path=path)
+    assert isinstance(ax, Axes)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(ax.figure.axes) == 1
+    assert len(ax.lines) == 1 + TANGENTS  # the curve and its tangents
+    assert ax.get_ylabel() == "$R(D)$ (nats)"
+    assert ax.get_xlabel() == "expected distortion $D$"
+    assert "R(D)" in ax.get_title()
+
+    plain = dpcap.rate_distortion_curve([0.5, 0.5], hamming(2))
+    ax2 = plot_rate_distortion(plain, tangents=False)
+    assert len(ax2.lines) == 1
+    other = Figure()
+    ax3 = other.add_subplot()
+    assert plot_rate_distortion(curve, ax=ax3) is ax3
+    assert ax3.figure is other
+    with pytest.raises(ParameterError, match="curve must be a CurveResult"):
+        plot_rate_distortion(42)  # type: ignore[arg-type]
+
+
+def test_rate_distortion_is_the_binary_curve_and_tangents_support_it() -> None:
+    """Bernoulli(0.3), Hamming: ``R(D) = h(0.3) − h(D)`` on ``[0, 0.3]``, convex, so each
+    tangent ``R(D_k) − s (D − D_k)`` lies below every point of the curve."""
+    curve = dpcap.rate_distortion_curve([0.3, 0.7], hamming(2), n_points=12)
+    ax = plot_rate_distortion(curve)
+    D, R = (np.asarray(a, dtype=np.float64) for a in ax.lines[0].get_data())
+    assert np.all(np.diff(D) >= 0)
+    inside = (D > 1e-9) & (D < 0.3 - 1e-9)
+    np.testing.assert_allclose(R[inside], h2(np.array(0.3)) - h2(D[inside]), atol=1e-6)
+    for line in ax.lines[1:]:
+        (d0, d1), (r0, r1) = line.get_data()
+        slope = (r1 - r0) / (d1 - d0)
+        assert slope < 0
+        below = r0 + slope * (D - d0)
+        assert np.all(below <= R + 1e-6)
+
+
+def test_rate_distortion_in_bits_scales_curve_and_tangents() -> None:
+    """A curve in nats drawn in bits: values divided by log 2, and so are the tangents' slopes
+    (``s`` is in nats per unit distortion); the labels keep ``s``."""
+    D = np.array([0.02, 0.1, 0.2, 0.3, 0.4])
+    nats = np.log(2) - h2(D)
+    curve = make_curve(D, nats, "blahut", slopes=np.log((1 - D) / D))  # s = −R'(D)
+    in_nats = plot_rate_distortion(curve)
+    in_bits = plot_rate_distortion(curve, unit="bits")
+    assert in_bits.get_ylabel() == "$R(D)$ (bits)"
+    np.testing.assert_allclose(in_bits.lines[0].get_ydata(), nats / LN2, rtol=1e-15)
+    assert len(in_nats.lines) == len(in_bits.lines) == 1 + TANGENTS
+    for a, b in zip(in_nats.lines[1:], in_bits.lines[1:], strict=True):
+        (x0, x1), (y0, y1) = a.get_data()
+        (u0, u1), (v0, v1) = b.get_data()
+        assert (y1 - y0) / (x1 - x0) == pytest.approx((v1 - v0) / (u1 - u0) * LN2)
+    assert [t.get_text() for t in in_nats.texts] == [t.get_text() for t in in_bits.texts]
+
+
+def test_rate_distortion_refuses_a_privacy_distortion_curve() -> None:
+    curve = dpcap.privacy_distortion_curve([0.5, 0.5], hamming(2), n_points=4)
+    assert curve.method.startswith("lp-search")
+    with pytest.raises(ParameterError, match=r"curve must be a rate–distortion curve.*"
+                       r"plot_privacy_distortion"):  # fmt: skip
+        plot_rate_distortion(curve)
+
+
+def test_privacy_distortion_is_randomized_response(tmp_path: Path) -> None:
+    """Uniform bit, Hamming loss: ``ε*(D) = log((1 − D)/D)`` on ``(0, 1/2]``."""
+    curve = dpcap.privacy_distortion_curve([0.5, 0.5], hamming(2), n_points=4)
+    path = tmp_path / "eps.png"
+    ax = plot_privacy_distortion(curve, path=path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(ax.lines) == 1  # no tangents: ε*(D) points carry no slope
+    D, eps = (np.asarray(a, dtype=np.float64) for a in ax.lines[0].get_data())
+    np.testing.assert_allclose(D, [0.125, 0.25, 0.375, 0.5])
+    np.testing.assert_allclose(eps, np.log((1 - D) / D), atol=1e-6)
+    assert ax.get_ylabel() == r"$\varepsilon^*(D)$ (nats)"
+    assert ax.get_xlabel() == "distortion budget $D$"
+    assert "R(D)" not in ax.get_title()
+    assert r"\varepsilon^*(D)" in ax.get_title()
+
+
+def test_privacy_distortion_marks_infinite_levels_and_refuses_rate_curves() -> None:
+    D = np.array([0.0, 0.25, 0.5])
+    curve = make_curve(D, np.array([math.inf, math.log(3.0), 0.0]), "lp-search/HIGHS")
+    ax = plot_privacy_distortion(curve, unit="bits")
+    assert ax.get_ylabel() == r"$\varepsilon^*(D)$ (bits)"
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), [0.25, 0.5])
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [math.log(3.0) / LN2, 0.0])
+    top = ax.get_ylim()[1]
+    assert math.isfinite(top)
+    (marker,) = ax.lines[1:]
+    np.testing.assert_array_equal(marker.get_xdata(), [0.0])
+    np.testing.assert_array_equal(marker.get_ydata(), [top])
+    rate = dpcap.rate_distortion_curve([0.3, 0.7], hamming(2), n_points=5)
+    with pytest.raises(ParameterError, match=r"curve must be a privacy–distortion curve.*"
+                       r"plot_rate_distortion"):  # fmt: skip
+        plot_privacy_distortion(rate)
+
+
+# ------------------------------------------------------------------------ PF / IB region
+
+
+def test_plot_privacy_region(tmp_path: Path) -> None:
+    joint = random_joint((2, 3), 2)
+    pf = dpcap.privacy_funnel_curve(joint, n_points=5, tol=1e-6)
+    ib = dpcap.information_bottleneck_curve(joint, n_points=5, tol=1e-6)
+    path = tmp_path / "region.png"
+    ax = plot_privacy_region(pf, ib, path=path)
+    assert isinstance(ax, Axes)
+    assert path.stat().st_size > 0
+    assert len(ax.figure.axes) == 1
+    assert "I(X;Y)" in ax.get_xlabel()
+    assert "I(S;Y)" in ax.get_ylabel()
+    fig2 = Figure()
+    ax2 = fig2.add_subplot()
+    pf3 = dpcap.privacy_funnel_curve(dsbs(0.1), n_points=3)
+    ib3 = dpcap.information_bottleneck_curve(dsbs(0.1), n_points=3)
+    assert plot_privacy_region(pf3, ib3, ax=ax2, mechanisms=False) is ax2
+    assert ax2.figure is fig2
+    with pytest.raises(ParameterError, match="ib_curve must be a information bottleneck curve"):
+        plot_privacy_region(pf, pf)
+    with pytest.raises(ParameterError, match="pf_curve must be a privacy funnel curve"):
+        plot_privacy_region(ib, pf)
+    with pytest.raises(ParameterError, match="pf_curve must be a FunnelCurve"):
+        plot_privacy_region(joint, ib)  # type: ignore[arg-type]
+
+
+def test_region_lies_between_funnel_and_bottleneck_in_any_unit() -> None:
+    """DSBS(0.1): ``PF(R) = R·I(S;X)/H(X)`` is the lower boundary; the region's polygon runs
+    along PF then back along IB; a bottleneck curve in nats is drawn in the funnel's bits."""
+    pf = dpcap.privacy_funnel_curve(dsbs(0.1), n_points=5, unit="bits", tol=1e-6)
+    ib = dpcap.information_bottleneck_curve(dsbs(0.1), n_points=4)
+    ax = plot_privacy_region(pf, ib, mechanisms=False)
+    assert ax.get_xlabel() == "utility $I(X;Y)$ (bits)"
+    assert ax.get_ylabel() == "leakage $I(S;Y)$ (bits)"
+    pf_line, ib_line = ax.lines[:2]
+    np.testing.assert_allclose(pf_line.get_xdata(), np.linspace(0.0, 1.0, 5), atol=1e-12)
+    i_sx = 1.0 - float(h2(np.array(0.1))) / LN2  # I(S;X) in bits, H(X) = 1 bit
+    np.testing.assert_allclose(pf_line.get_ydata(), i_sx * np.linspace(0, 1, 5), atol=1e-5)
+    np.testing.assert_allclose(ib_line.get_xdata(), np.asarray(ib.R) / LN2)
+    np.testing.assert_allclose(ib_line.get_ydata(), np.asarray(ib.value) / LN2)
+    assert np.all(np.interp(pf_line.get_xdata(), ib_line.get_xdata(), ib_line.get_ydata())
+                  >= pf_line.get_ydata() - 1e-6)  # fmt: skip
+    (region,) = [p for p in ax.patches if p.get_label() == "achievable"]
+    xy = region.get_xy()
+    assert xy[:, 1].min() == pytest.approx(0.0, abs=1e-9)
+    assert xy[:, 1].max() == pytest.approx(i_sx, abs=1e-5)
