@@ -18,20 +18,13 @@ register_source_solvers()
 from dpcap import bounds, mechanisms  # noqa: E402
 from dpcap.capacity import capacities, capacity  # noqa: E402
 from dpcap.channel import Channel, Mechanism, neighbor_pairs  # noqa: E402
-from dpcap.distortion_lp import (  # noqa: E402
-    optimal_mechanism,
-    privacy_distortion,
-    privacy_distortion_curve,
-)
 from dpcap.funnel import (  # noqa: E402
-    FunnelCurve,
-    inference_privacy,
     information_bottleneck,
     information_bottleneck_curve,
-    perfect_privacy,
     privacy_funnel,
     privacy_funnel_curve,
 )
+from dpcap.inference_privacy import inference_privacy  # noqa: E402
 from dpcap.measures import (  # noqa: E402
     arimoto_mi,
     augustin_mi,
@@ -47,9 +40,17 @@ from dpcap.measures import (  # noqa: E402
     tv_distance,
 )
 from dpcap.midp import correlated_leakage, midp, renyi_midp  # noqa: E402
+from dpcap.optimal_mechanism import optimal_mechanism  # noqa: E402
+from dpcap.perfect_privacy import perfect_privacy  # noqa: E402
 from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
-from dpcap.ratedistortion import mi_privacy_distortion, rate_distortion  # noqa: E402
-from dpcap.renyi import RenyiProfile, alpha_leakage, renyi_capacity, renyi_profile  # noqa: E402
+from dpcap.privacy_distortion import privacy_distortion, privacy_distortion_curve  # noqa: E402
+from dpcap.ratedistortion import (  # noqa: E402
+    mi_privacy_distortion,
+    mi_privacy_distortion_curve,
+    rate_distortion,
+    rate_distortion_curve,
+)
+from dpcap.renyi import alpha_leakage, renyi_capacity, renyi_profile  # noqa: E402
 from dpcap.result import (  # noqa: E402
     CapacitiesResult,
     CapacityResult,
@@ -59,6 +60,7 @@ from dpcap.result import (  # noqa: E402
     CurveResult,
     DistortionResult,
     DpcapError,
+    FunnelCurve,
     FunnelResult,
     MechanismError,
     MIDPResult,
@@ -66,6 +68,7 @@ from dpcap.result import (  # noqa: E402
     ParameterError,
     PriorError,
     ProblemTooLargeError,
+    RenyiProfile,
     SolverError,
     Status,
 )
@@ -115,6 +118,7 @@ __all__ = [
     "max_leakage",
     "mechanisms",
     "mi_privacy_distortion",
+    "mi_privacy_distortion_curve",
     "midp",
     "min_entropy_leakage",
     "mutual_information",
@@ -126,6 +130,7 @@ __all__ = [
     "privacy_funnel",
     "privacy_funnel_curve",
     "rate_distortion",
+    "rate_distortion_curve",
     "renyi_capacity",
     "renyi_divergence",
     "renyi_dp",
