@@ -42,7 +42,7 @@ from dpcap.measures import (  # noqa: E402
 from dpcap.midp import correlated_leakage, midp, renyi_midp  # noqa: E402
 from dpcap.optimal_mechanism import optimal_mechanism  # noqa: E402
 from dpcap.perfect_privacy import perfect_privacy  # noqa: E402
-from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
+from dpcap.privacy import dp_delta, dp_delta_curve, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
 from dpcap.privacy_distortion import privacy_distortion, privacy_distortion_curve  # noqa: E402
 from dpcap.ratedistortion import (  # noqa: E402
     mi_privacy_distortion,
@@ -107,6 +107,7 @@ __all__ = [
     "conditional_mutual_information",
     "correlated_leakage",
     "dp_delta",
+    "dp_delta_curve",
     "dp_epsilon",
     "entropy",
     "hockey_stick",

@@ -30,7 +30,7 @@ from dpcap.channel import Mechanism, as_mechanism
 from dpcap.mechanisms import counting_query, truncated_geometric
 from dpcap.midp import midp
 from dpcap.neighbors import NEIGHBOR_NAMES, Neighbors, describe
-from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, tv_dp
+from dpcap.privacy import dp_delta_curve, dp_epsilon, kl_dp, max_leakage, tv_dp
 from dpcap.result import DpcapError
 
 __all__ = ["audit", "main"]
@@ -67,7 +67,7 @@ def audit(
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
     levels = check.nonnegative(list(eps), "eps")
-    deltas = np.atleast_1d(dp_delta(mech, levels, neighbors=relation))
+    deltas = dp_delta_curve(mech, levels, neighbors=relation)
     mi = midp(mech, unit=unit)
     free_lunch = capacity(mech, unit=unit)
     return {

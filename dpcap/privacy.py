@@ -27,13 +27,15 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from dpcap import _validation as check
 from dpcap.channel import AdditiveMechanism, as_mechanism
 from dpcap.neighbors import Neighbors, neighbor_pairs
+from dpcap.result import ParameterError
 from dpcap.solvers import pairwise
 
-__all__ = ["dp_delta", "dp_epsilon", "kl_dp", "max_leakage", "renyi_dp", "tv_dp"]
+__all__ = ["dp_delta", "dp_delta_curve", "dp_epsilon", "kl_dp", "max_leakage", "renyi_dp", "tv_dp"]
 
 
 def _setup(M: Any, neighbors: Neighbors | None) -> tuple[Any, Any, Any]:
@@ -81,27 +83,71 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     return value
 
 
-def dp_delta(M: Any, /, eps: Any, *, neighbors: Neighbors | None = None) -> Any:
-    """The smallest δ for which ``M`` is (ε, δ)-DP, at every ε in ``eps``.
+def dp_delta(M: Any, /, eps: float, *, neighbors: Neighbors | None = None) -> float:
+    """The smallest δ for which ``M`` is (ε, δ)-DP at one ε (:func:`dp_delta_curve`: a grid).
 
     ``δ(ε) = max_{ordered neighbours (x, x')} Σ_y (W[x,y] − e^ε W[x',y])_+`` — the worst
-    hockey-stick divergence ``E_{e^ε}`` (Cuff & Yu §3.2; Hsu et al., survey, §IV). Non-increasing
-    and convex in ``e^ε``; ``δ(0)`` is the total-variation level and ``δ(∞)`` the largest
-    probability of an outcome impossible under a neighbour.
+    hockey-stick divergence ``E_{e^ε}`` (Cuff & Yu §3.2; Hsu et al., survey, §IV;
+    ``docs/mathematics.rst`` §3). Non-increasing and convex in ``e^ε``; ``δ(0)`` is the
+    total-variation level and ``δ(∞)`` the largest probability of an outcome impossible under a
+    neighbour.
 
     Parameters
     ----------
     M : Mechanism, Channel or array_like
-    eps : float or array_like of float in [0, ∞]
-        One ε or a whole grid: the curve is computed in one pass over the pairs.
+    eps : float in [0, ∞]
     neighbors : str, array_like or callable, keyword-only, optional
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
 
     Returns
     -------
-    float or numpy.ndarray
-        Same shape as ``eps`` (a float for a scalar ``eps``).
+    float
+
+    Raises
+    ------
+    ParameterError
+        If ε is negative, NaN or not a single number (a grid goes to :func:`dp_delta_curve`).
+
+    Examples
+    --------
+    >>> from dpcap.mechanisms import randomized_response
+    >>> W = randomized_response(2, 1.0)
+    >>> dp_delta(W, 0.0) == tv_dp(W)
+    True
+    >>> round(dp_delta(W, 0.5), 6)
+    0.287649
+    """
+    level = check.nonnegative(eps, "eps")
+    if level.ndim != 0:
+        raise ParameterError(
+            f"eps must be a single number for dp_delta, got an array of shape {level.shape}; "
+            "use dp_delta_curve for a grid of ε"
+        )
+    rows, I, J = _setup(M, neighbors)
+    return float(pairwise.hockey_curve(rows, I, J, level.reshape(1))[0])
+
+
+def dp_delta_curve(
+    M: Any, /, eps: Any, *, neighbors: Neighbors | None = None
+) -> NDArray[np.float64]:
+    """The δ(ε) curve of ``M`` over a grid of ε, in one pass over the neighbour pairs.
+
+    The same quantity as :func:`dp_delta` at every ε of ``eps``: each pair's likelihood ratios
+    are binned against the thresholds ``e^{±ε}`` and the curve follows from per-bin sums.
+
+    Parameters
+    ----------
+    M : Mechanism, Channel or array_like
+    eps : array_like of float in [0, ∞]
+        The grid (a single number is a grid of one).
+    neighbors : str, array_like or callable, keyword-only, optional
+        As for :func:`dp_delta`.
+
+    Returns
+    -------
+    numpy.ndarray
+        δ at each ε, of the shape of ``numpy.atleast_1d(eps)``.
 
     Raises
     ------
@@ -111,16 +157,15 @@ def dp_delta(M: Any, /, eps: Any, *, neighbors: Neighbors | None = None) -> Any:
     Examples
     --------
     >>> from dpcap.mechanisms import randomized_response
-    >>> W = randomized_response(2, 1.0)
-    >>> float(dp_delta(W, 0.0)) == tv_dp(W)
-    True
-    >>> dp_delta(W, [0.5, 1.0]).round(6)
+    >>> dp_delta_curve(randomized_response(2, 1.0), [0.5, 1.0]).round(6)
     array([0.287649, 0.      ])
     """
-    levels = check.nonnegative(eps, "eps")
+    levels = np.atleast_1d(check.nonnegative(eps, "eps"))
     rows, I, J = _setup(M, neighbors)
-    curve = pairwise.hockey_curve(rows, I, J, levels.ravel()).reshape(levels.shape)
-    return float(curve) if curve.ndim == 0 else curve
+    curve: NDArray[np.float64] = pairwise.hockey_curve(rows, I, J, levels.ravel()).reshape(
+        levels.shape
+    )
+    return curve
 
 
 def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") -> float:

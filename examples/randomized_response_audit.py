@@ -54,7 +54,7 @@ print(f"  an MI-DP level of {kl:.4f} nats implies (0, {bounds.delta_from_midp(kl
 
 # %% The whole δ(ε') curve, in one call, and a figure
 grid = np.linspace(0.0, 1.5 * eps, 61)
-curve = dpcap.dp_delta(W, grid)
+curve = dpcap.dp_delta_curve(W, grid)
 closed_curve = np.maximum(e - np.exp(grid), 0.0) / (e + k - 1)
 assert np.allclose(curve, closed_curve, rtol=0, atol=1e-15)
 

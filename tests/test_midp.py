@@ -430,7 +430,9 @@ class TestStructured:
         assert dpcap.mutual_information(fast.prior, rows) == pytest.approx(fast.lower, abs=1e-12)
         assert dpcap.dp_epsilon(M) == pytest.approx(dpcap.dp_epsilon(dense), abs=1e-12)
         grid = np.array([0.0, 0.3, 1.0, 2.5])
-        np.testing.assert_allclose(dpcap.dp_delta(M, grid), dpcap.dp_delta(dense, grid), atol=1e-12)
+        np.testing.assert_allclose(
+            dpcap.dp_delta_curve(M, grid), dpcap.dp_delta_curve(dense, grid), atol=1e-12
+        )
 
     @pytest.mark.parametrize(("n", "eps"), [(1, 1.0), (3, 1.0), (10, 0.3), (1000, 1.0)])
     def test_counting_query_closed_form(self, n: int, eps: float) -> None:

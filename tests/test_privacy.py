@@ -48,7 +48,9 @@ class TestRandomizedResponse:
     def test_hockey_stick_closed_form(self, k: int, eps: float) -> None:
         grid = np.linspace(0.0, eps + 1.0, 23)
         expected = np.maximum(math.exp(eps) - np.exp(grid), 0.0) / (math.exp(eps) + k - 1)
-        np.testing.assert_allclose(dpcap.dp_delta(rr(k, eps), grid), expected, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(
+            dpcap.dp_delta_curve(rr(k, eps), grid), expected, rtol=0, atol=1e-15
+        )
 
     @pytest.mark.parametrize("eps", [0.01, 0.5, 1.0, 4.0])
     def test_kl_dp_of_binary_rr(self, eps: float) -> None:
@@ -102,16 +104,25 @@ class TestDatabases:
         assert dpcap.renyi_dp(W, 2.0) == math.inf
         assert dpcap.kl_dp(W) == math.inf
         assert dpcap.dp_delta(W, math.inf) == 0.5
-        assert dpcap.dp_delta(W, [1.0, math.inf]).tolist() == [pytest.approx(0.5), 0.5]
+        assert dpcap.dp_delta_curve(W, [1.0, math.inf]).tolist() == [pytest.approx(0.5), 0.5]
 
     def test_outcomes_impossible_for_both_rows_are_ignored(self) -> None:
         W = [[0.6, 0.4, 0.0], [0.4, 0.6, 0.0]]
         assert dpcap.dp_epsilon(W) == pytest.approx(math.log(1.5), abs=1e-15)
 
-    def test_result_shape_follows_eps(self) -> None:
+    def test_point_is_a_float_and_curve_an_array(self) -> None:
         W = rr(3, 1.0)
         assert isinstance(dpcap.dp_delta(W, 0.5), float)
-        assert dpcap.dp_delta(W, np.zeros((2, 3))).shape == (2, 3)
+        assert dpcap.dp_delta_curve(W, np.zeros((2, 3))).shape == (2, 3)
+        one = dpcap.dp_delta_curve(W, 0.5)
+        assert isinstance(one, np.ndarray)
+        assert one.shape == (1,)
+        assert one[0] == dpcap.dp_delta(W, 0.5)
+        # RR(3, 1) at ε' = 0.5: (e − e^0.5) / (e + 2)
+        e = math.e
+        assert dpcap.dp_delta(W, 0.5) == pytest.approx((e - math.exp(0.5)) / (e + 2), abs=1e-15)
+        with pytest.raises(ParameterError, match=r"eps must be a single number.*dp_delta_curve"):
+            dpcap.dp_delta(W, [0.5, 1.0])
 
 
 class TestDeltaEngine:
@@ -121,7 +132,7 @@ class TestDeltaEngine:
         eps = np.array([*levels, 0.0, math.inf])
         n = W.shape[0]
         pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-        curve = dpcap.dp_delta(W, eps)
+        curve = dpcap.dp_delta_curve(W, eps)
         expected = [direct_delta(W, pairs, e) for e in eps]
         np.testing.assert_allclose(curve, expected, rtol=0, atol=1e-14)
 
@@ -147,9 +158,9 @@ class TestDeltaEngine:
         rng = np.random.default_rng(5)
         W = rng.dirichlet(np.full(9, 0.3), size=40)
         eps = np.linspace(0, 3, 7)
-        whole = dpcap.dp_delta(W, eps)
+        whole = dpcap.dp_delta_curve(W, eps)
         monkeypatch.setattr(pairwise, "CHUNK_ELEMENTS", 10)
-        np.testing.assert_allclose(dpcap.dp_delta(W, eps), whole, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(dpcap.dp_delta_curve(W, eps), whole, rtol=0, atol=1e-15)
         assert dpcap.dp_epsilon(W) == pytest.approx(
             float(np.max(np.abs(np.log(W[:, None, :]) - np.log(W[None, :, :])))), rel=1e-14
         )
@@ -165,7 +176,7 @@ class TestProperties:
         WV = W @ V
         WV /= WV.sum(axis=1, keepdims=True)
         eps = np.array([0.0, 0.5, 2.0])
-        assert (dpcap.dp_delta(WV, eps) <= dpcap.dp_delta(W, eps) + 1e-12).all()
+        assert (dpcap.dp_delta_curve(WV, eps) <= dpcap.dp_delta_curve(W, eps) + 1e-12).all()
         assert dpcap.dp_epsilon(WV) <= dpcap.dp_epsilon(W) + 1e-12
         assert dpcap.kl_dp(WV) <= dpcap.kl_dp(W) + 1e-12
         assert dpcap.renyi_dp(WV, 3.0) <= dpcap.renyi_dp(W, 3.0) + 1e-12
@@ -178,7 +189,9 @@ class TestProperties:
         cols = np.asarray(data.draw(st.permutations(range(W.shape[1]))))
         P = W[rows][:, cols]
         eps = np.array([0.0, 1.0])
-        np.testing.assert_allclose(dpcap.dp_delta(P, eps), dpcap.dp_delta(W, eps), atol=1e-14)
+        np.testing.assert_allclose(
+            dpcap.dp_delta_curve(P, eps), dpcap.dp_delta_curve(W, eps), atol=1e-14
+        )
         assert dpcap.dp_epsilon(P) == pytest.approx(dpcap.dp_epsilon(W), rel=1e-14)
         assert dpcap.kl_dp(P) == pytest.approx(dpcap.kl_dp(W), rel=1e-12, abs=1e-15)
 
@@ -194,7 +207,7 @@ def test_bad_eps_messages() -> None:
     with pytest.raises(ParameterError, match=r"eps must be >= 0, got -0\.5"):
         dpcap.dp_delta(rr(2, 1.0), -0.5)
     with pytest.raises(ParameterError, match=r"eps must not be NaN"):
-        dpcap.dp_delta(rr(2, 1.0), [0.0, float("nan")])
+        dpcap.dp_delta_curve(rr(2, 1.0), [0.0, float("nan")])
     with pytest.raises(ParameterError, match=r"alpha must be in \[0, inf\], got -2"):
         dpcap.renyi_dp(rr(2, 1.0), -2)
     with pytest.raises(dpcap.ChannelError, match=r"M is not row-stochastic: row 0 sums to 0\.5"):
@@ -216,7 +229,7 @@ class TestCarriedRelation:
         assert dpcap.dp_epsilon(G) == pytest.approx(self.eps, abs=1e-12)
         assert dpcap.dp_epsilon(G) == dpcap.dp_epsilon(A, neighbors="line")
         np.testing.assert_array_equal(
-            dpcap.dp_delta(G, grid), dpcap.dp_delta(A, grid, neighbors="line")
+            dpcap.dp_delta_curve(G, grid), dpcap.dp_delta_curve(A, grid, neighbors="line")
         )
         assert dpcap.kl_dp(G) == dpcap.kl_dp(A, neighbors="line")
         assert dpcap.renyi_dp(G, 2.0) == dpcap.renyi_dp(A, 2.0, neighbors="line")
@@ -225,7 +238,7 @@ class TestCarriedRelation:
         assert dpcap.dp_epsilon(A) == pytest.approx(self.n * self.eps, rel=1e-12)
         assert dpcap.kl_dp(A) > dpcap.kl_dp(G)
         assert dpcap.tv_dp(A) > dpcap.tv_dp(G)
-        assert (dpcap.dp_delta(A, grid) >= dpcap.dp_delta(G, grid)).all()
+        assert (dpcap.dp_delta_curve(A, grid) >= dpcap.dp_delta_curve(G, grid)).all()
 
     def test_explicit_neighbors_override_the_carried_relation(self) -> None:
         G, A = self.G, self.array

@@ -40,7 +40,7 @@ def main(repeat: int = 5) -> dict[str, float]:
     rng = np.random.default_rng(20261123)
     W = rng.dirichlet(np.ones(256), size=256)
     eps = np.linspace(0.0, 4.0, 21)
-    t_dpcap, ours = best_of(lambda: dpcap.dp_delta(W, eps, neighbors="all"), repeat)
+    t_dpcap, ours = best_of(lambda: dpcap.dp_delta_curve(W, eps, neighbors="all"), repeat)
     t_naive, theirs = best_of(lambda: naive_curve(W, eps), repeat)
     gap = float(np.max(np.abs(ours - theirs)))
     print("delta(eps) curve, 256 x 256 Dirichlet(1), all 65,280 ordered pairs, 21 eps values")
