@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,9 @@ UNITS: dict[str, float] = {"nats": 1.0, "bits": math.log(2.0)}
 
 FloatArray = NDArray[np.float64]
 
+#: Largest dense matrix (``rows × outputs`` float64 entries, 1 GiB) dpcap will materialise.
+MAX_DENSE_ELEMENTS = 2**27
+
 
 def show(value: Any, limit: int = 60) -> str:
     """A short ``repr`` of a user value for error messages."""
@@ -40,11 +44,82 @@ def show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _as_float_array(value: Any, name: str, error: type[ValueError]) -> FloatArray:
+def numeric(value: Any, name: str, error: type[ValueError] = ParameterError) -> NDArray[Any]:
+    """The one rule for numbers from a user: a real array (any shape), or a clear error.
+
+    Refused, each with a message naming ``name``: ``None``; strings and paths (a file name is
+    not a matrix: load it first, or use the command line); bools and boolean arrays (a number
+    is meant); complex numbers, even with a zero imaginary part (the imaginary part would be
+    dropped silently); ragged nested lists (rows of different lengths); arrays of other
+    objects. The array returned still has the caller's dtype; :func:`real_array` converts it.
+    """
+    what = (
+        "a real number (or an array of real numbers)"
+        if error is ParameterError
+        else "an array of real numbers"
+    )
+    if value is None:
+        raise error(f"{name} must be {what}, got None")
+    if isinstance(value, (str, bytes, os.PathLike)):
+        hint = (
+            "; a file name is not a matrix: load it first (e.g. numpy.load) or use the command "
+            "line (dpcap audit FILE)"
+            if error in (ChannelError, MechanismError)
+            else ""
+        )
+        raise error(f"{name} must be {what}, got the string {show(value)}{hint}")
+    if isinstance(value, (bool, np.bool_)):
+        raise error(f"{name} must be {what}, got the bool {value!r}")
     try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise error(f"{name} must be an array of real numbers, got {show(value)}") from exc
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise error(
+            f"{name} must be a rectangular array of real numbers, got a ragged nested sequence "
+            f"(rows of different lengths): {show(value)}"
+        ) from exc
+    kind = arr.dtype.kind
+    if kind == "O":
+        for item in arr.flat:
+            if item is None or isinstance(item, (str, bytes, bool, np.bool_, complex)):
+                raise error(f"{name} must hold real numbers only, got {item!r} in {show(value)}")
+            if not isinstance(item, numbers.Real):
+                raise error(
+                    f"{name} must be a rectangular array of real numbers, got an element "
+                    f"{show(item)} in {show(value)}"
+                )
+        arr = arr.astype(np.float64)
+        kind = "f"
+    if kind == "c":
+        imaginary = np.argwhere(arr.imag != 0)
+        where = tuple(int(i) for i in imaginary[0]) if len(imaginary) else (0,) * arr.ndim
+        raise error(
+            f"{name} must be real, got complex numbers (e.g. {complex(arr[where])!r} at index "
+            f"{where}); pass the real part explicitly if that is what you mean"
+        )
+    if kind == "b":
+        raise error(f"{name} must hold numbers, got booleans: {show(value)}")
+    if kind in "USV":
+        raise error(f"{name} must be an array of real numbers, got strings: {show(value)}")
+    if kind not in "iuf":
+        raise error(f"{name} must hold real numbers, got dtype {arr.dtype}: {show(value)}")
+    return arr
+
+
+def real_array(value: Any, name: str, error: type[ValueError] = ParameterError) -> FloatArray:
+    """:func:`numeric`, as a fresh ``float64`` array in which ``−0.0`` has become ``+0.0``."""
+    arr = numeric(value, name, error)
+    if arr.size > MAX_DENSE_ELEMENTS:
+        raise ProblemTooLargeError(
+            f"{name} has {arr.size} entries (shape {arr.shape}), above dpcap's limit of "
+            f"{MAX_DENSE_ELEMENTS} entries for a dense array"
+        )
+    out: FloatArray = np.array(arr, dtype=np.float64)
+    out += 0.0  # −0.0 + 0.0 is +0.0: no sign-dependent arithmetic downstream (1/x, copysign)
+    return out
+
+
+def _as_float_array(value: Any, name: str, error: type[ValueError]) -> FloatArray:
+    arr = real_array(value, name, error)
     if np.isnan(arr).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
         raise error(f"{name} contains NaN at index {where}")
@@ -65,7 +140,7 @@ def stochastic_matrix(value: Any, name: str = "W") -> FloatArray:
     """
     if hasattr(value, "matrix") and not isinstance(value, np.ndarray):
         value = value.matrix
-    arr = np.asarray(value)
+    arr = numeric(value, name, ChannelError)
     if arr.ndim != 2:
         raise ChannelError(
             f"{name} must be a 2-D matrix (rows are inputs), got an array of shape {arr.shape}"
@@ -91,7 +166,7 @@ def stochastic_stack(value: Any, name: str = "Ws") -> FloatArray:
 
     Same rules and messages as :func:`stochastic_matrix`, naming the element (``Ws[b]``).
     """
-    arr = np.asarray(value)
+    arr = numeric(value, name, ChannelError)
     if arr.ndim != 3 or 0 in arr.shape:
         raise ChannelError(
             f"{name} must be a non-empty (B, n_inputs, n_outputs) stack, got shape {arr.shape}"
@@ -111,7 +186,7 @@ def stochastic_stack(value: Any, name: str = "Ws") -> FloatArray:
 
 def distribution(value: Any, name: str = "prior", size: int | None = None) -> FloatArray:
     """Validate a probability vector (1-D, non-negative, summing to 1) and renormalise it."""
-    arr = np.asarray(value)
+    arr = numeric(value, name, PriorError)
     if arr.ndim != 1:
         raise PriorError(f"{name} must be a 1-D probability vector, got shape {arr.shape}")
     if size is not None and arr.shape[0] != size:
@@ -121,7 +196,7 @@ def distribution(value: Any, name: str = "prior", size: int | None = None) -> Fl
 
 def law(value: Any, name: str = "joint", shape: tuple[int, ...] | None = None) -> FloatArray:
     """Validate a probability law of any shape (e.g. a joint law on ``X_1 × … × X_n``)."""
-    arr = np.asarray(value)
+    arr = numeric(value, name, PriorError)
     if shape is not None and arr.shape != tuple(shape):
         raise PriorError(f"{name} must have shape {tuple(shape)}, got shape {arr.shape}")
     if arr.size == 0:
@@ -145,10 +220,7 @@ def order(alpha: Any, name: str = "alpha") -> float:
 
 def nonnegative(value: Any, name: str, *, allow_inf: bool = True) -> FloatArray:
     """Validate a scalar or array of parameters in ``[0, ∞]`` (ε, γ, …); returns an array."""
-    try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"{name} must be a real number or array, got {show(value)}") from exc
+    arr = real_array(value, name)
     if np.isnan(arr).any():
         raise ParameterError(f"{name} must not be NaN, got {show(value)}")
     if (arr < 0).any():
@@ -226,23 +298,13 @@ def cost_matrix(
     a value of X); ``nonnegative`` also refuses negative entries (a distortion), while a loss
     may be any finite number. The result is a fresh, read-only array.
     """
-    arr = np.asarray(value) if isinstance(value, np.ndarray) else None
-    if arr is None:
-        try:
-            arr = np.array(value, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(
-                f"{name} must be a 2-D matrix of real numbers, got {show(value)}"
-            ) from exc
+    arr = numeric(value, name)
     if arr.ndim != 2 or arr.shape[0] != rows or arr.shape[1] == 0:
         raise ParameterError(
             f"{name} must be a 2-D matrix {name}[x, y] with one row per {rows_of} ({rows}) "
             f"and at least one column, got shape {arr.shape}"
         )
-    try:
-        matrix = np.array(arr, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"{name} must be a matrix of real numbers, got {show(value)}") from exc
+    matrix = real_array(arr, name)
     if not np.isfinite(matrix).all():
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(matrix))[0])
         raise ParameterError(
@@ -302,10 +364,6 @@ def domain_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
                 f"{name} must hold positive integers (domain sizes), got {show(shape)}"
             )
     return tuple(int(s) for s in dims)
-
-
-#: Largest dense matrix (``rows × outputs`` float64 entries, 1 GiB) dpcap will materialise.
-MAX_DENSE_ELEMENTS = 2**27
 
 
 def dense_size(rows: int, cols: int, what: str) -> None:
