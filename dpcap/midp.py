@@ -42,9 +42,12 @@ class _Brackets:
     """
 
     def __init__(self, stack: FloatArray, tol: float, max_iter: int, alpha: float = 1.0) -> None:
-        flat = stack.reshape(stack.shape[0], -1)
-        _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.ravel()
+        if stack.shape[0] == 1:  # one slice (a plain matrix): nothing to deduplicate
+            first, inverse = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        else:
+            flat = stack.reshape(stack.shape[0], -1)
+            _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
+            inverse = inverse.ravel()
         distinct = stack[first]
         uniform = np.full(distinct.shape[:2], 1.0 / distinct.shape[1])
         self.first, self.inverse = first, inverse

@@ -78,9 +78,39 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     >>> round(dp_epsilon(truncated_geometric(3, 1.0), neighbors="all"), 12)
     3.0
     """
-    rows, I, J = _setup(M, neighbors)
+    mech = as_mechanism(M)
+    relation = mech.neighbors if neighbors is None else neighbors
+    if _all_pairs(relation, mech.shape) and not isinstance(mech, AdditiveMechanism):
+        return _epsilon_all_pairs(mech.matrix)
+    rows, I, J = _setup(mech, neighbors)
     value, *_ = pairwise.max_log_ratio(rows, I, J)
     return value
+
+
+def _all_pairs(relation: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``relation`` relates every pair of rows (all pairs, or Hamming on one entry)."""
+    if not isinstance(relation, str):
+        return False
+    return relation == "all" or (relation == "hamming" and len(shape) == 1)
+
+
+def _epsilon_all_pairs(W: NDArray[np.float64]) -> float:
+    """ε over all pairs of rows in ``O(|X|·|Y|)``: ``max_y log max_x W[x, y] − log min_x W[x, y]``.
+
+    The largest ratio in a column is its largest entry over its smallest; a column of zeros is
+    ignored (0/0) and a column with a zero and a positive entry gives ∞. ``fl(log)`` and the
+    floating-point difference are monotone, so this is bit for bit the maximum of the pairwise
+    differences ``log W[x, y] − log W[x', y]``.
+    """
+    if W.shape[0] < 2:
+        return 0.0
+    top, bottom = W.max(axis=0), W.min(axis=0)
+    used = top > 0
+    if not used.any():
+        return 0.0
+    if (bottom[used] == 0).any():
+        return math.inf
+    return max(float(np.max(np.log(top[used]) - np.log(bottom[used]))), 0.0)
 
 
 def dp_delta(M: Any, /, eps: float, *, neighbors: Neighbors | None = None) -> float:

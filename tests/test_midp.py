@@ -570,3 +570,19 @@ class TestBadInput:
         M = counting_query(n, truncated_geometric(n, 1.0))
         with pytest.raises(ProblemTooLargeError, match=r"would compare 90000 choices .* entry 0"):
             dpcap.correlated_leakage(M, entry=0)
+
+
+def test_plain_matrix_is_one_slice_solved_like_its_capacity() -> None:
+    """A plain matrix is a one-entry database: MI-DP is its capacity (one slice, no dedup pass;
+    the np.unique pass over one flattened 1000 × 1000 slice took ~19 s)."""
+    W = dpcap.mechanisms.randomized_response(1000, 1.0)
+    res = dpcap.midp(W)
+    cap = dpcap.capacity(W)
+    e = math.e
+    # RR(k, ε) is symmetric: C = log k − H(row) with row (e, 1, …, 1)/(e + k − 1)
+    closed = math.log(1000) + (e * math.log(e / (e + 999)) + 999 * math.log(1 / (e + 999))) / (
+        e + 999
+    )
+    assert res.slices == 1
+    assert res.lower - 1e-12 <= closed <= res.upper + 1e-12
+    assert cap.lower - 1e-12 <= closed <= cap.upper + 1e-12

@@ -264,3 +264,27 @@ class TestCarriedRelation:
         assert dpcap.renyi_dp(W, alpha=2.0) == dpcap.renyi_dp(W, 2.0)
         with pytest.raises(TypeError):
             dpcap.dp_epsilon(M=W)  # type: ignore[call-arg]
+
+
+class TestAllPairsEpsilon:
+    """ε over all pairs is ``max_y log max_x W − log min_x W``: O(|X|·|Y|), not O(|X|²·|Y|)."""
+
+    @given(channels(max_inputs=7, max_outputs=6))
+    @settings(max_examples=80, deadline=None)
+    def test_equals_the_pairwise_engine(self, W: np.ndarray) -> None:
+        n = W.shape[0]
+        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+        explicit = dpcap.dp_epsilon(W, neighbors=pairs) if pairs else 0.0
+        assert dpcap.dp_epsilon(W) == explicit  # bit for bit
+        assert dpcap.dp_epsilon(dpcap.Channel(W)) == explicit
+
+    def test_large_randomized_response(self) -> None:
+        # k = 2000 took ~50 s through the pairs; ε of RR(k, ε) is ε
+        assert dpcap.dp_epsilon(dpcap.mechanisms.randomized_response(2000, 1.0)) == pytest.approx(
+            1.0, abs=1e-12
+        )
+
+    def test_zero_columns_and_impossible_outcomes(self) -> None:
+        assert dpcap.dp_epsilon([[0.5, 0.5, 0.0], [0.25, 0.75, 0.0]]) == pytest.approx(math.log(2))
+        assert dpcap.dp_epsilon([[0.5, 0.5, 0.0], [0.5, 0.25, 0.25]]) == math.inf
+        assert dpcap.dp_epsilon([[0.2, 0.8]]) == 0.0
