@@ -17,7 +17,7 @@ from scipy.special import logsumexp, rel_entr, xlogy
 
 from dpcap import _validation as check
 from dpcap.channel import as_mechanism
-from dpcap.result import ParameterError, SolverError
+from dpcap.result import ParameterError, SolverError, Status
 from dpcap.solvers import divergence
 from dpcap.solvers import renyi as renyi_engine
 
@@ -316,12 +316,17 @@ def augustin_mi(
         raise ParameterError(f"alpha must be in (0, inf) for augustin_mi, got {alpha!r}")
     p, matrix = _prior_channel(prior, W)
     divisor = check.unit_divisor(unit)
+    tolerance = check.tolerance(tol)
+    budget = check.max_iter(max_iter, default=1_000)
     if a == 1.0:
         return _weighted_kl(p[:, None], matrix, p @ matrix) / divisor
-    value, gap, _, _ = renyi_engine.augustin_information(p, matrix, a, tol=tol, max_iter=max_iter)
-    if gap > tol:
+    value, gap, _, _ = renyi_engine.augustin_information(
+        p, matrix, a, tol=tolerance, max_iter=budget
+    )
+    if gap > tolerance:
         raise SolverError(
-            f"augustin_mi did not certify a gap below tol={tol:g} in {max_iter} iterations "
-            f"(gap {gap:.3g})"
+            f"augustin_mi did not certify a gap below tol={tolerance:g} in {budget} iterations "
+            f"(gap {gap:.3g})",
+            Status.MAX_ITER,
         )
     return max(value, 0.0) / divisor

@@ -111,3 +111,21 @@ def test_a_huge_broadcast_view_is_too_large_not_a_memory_error() -> None:
         dpcap.capacity(view)
     with pytest.raises(ProblemTooLargeError):
         dpcap.Channel(view)
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"tol": math.nan}, r"tol must be a positive finite number \(nats\), got nan"),
+        ({"tol": "x"}, r"tol must be a positive finite number \(nats\), got 'x'"),
+        ({"max_iter": 1.5}, r"max_iter must be an integer >= 1, got 1\.5"),
+        ({"max_iter": -5}, r"max_iter must be an integer >= 1, got -5"),
+    ],
+)
+def test_augustin_options_are_validated_before_the_engine(
+    options: dict[str, Any], says: str
+) -> None:
+    # tol=nan ran the whole budget, 'x' and 1.5 raised TypeError inside the engine, and -5 was
+    # reported as a SolverError
+    with pytest.raises(ParameterError, match=says):
+        dpcap.augustin_mi([0.5, 0.5], RR, 2.0, **options)
