@@ -277,11 +277,19 @@ class Mechanism(_Stochastic):
     def group(self, entries: Any) -> tuple[int, ...]:
         """Validate a group of entries (an int or a sequence of distinct ints), sorted."""
         items = (entries,) if isinstance(entries, (int, np.integer)) else entries
+        if isinstance(entries, (str, bytes)):
+            raise MechanismError(
+                f"group must be an entry or a sequence of entries, got {check.show(entries)}"
+            )
         try:
             group = tuple(sorted(self._entry(i) for i in items))
         except TypeError as exc:
             raise MechanismError(
                 f"group must be an entry or a sequence of entries, got {check.show(entries)}"
+            ) from exc
+        except MechanismError as exc:
+            raise MechanismError(
+                f"group must be an entry or a sequence of entries, got {check.show(entries)}: {exc}"
             ) from exc
         if not group or len(set(group)) != len(group):
             raise MechanismError(f"group must list distinct entries, got {check.show(entries)}")
@@ -431,8 +439,13 @@ class AdditiveMechanism(Mechanism):
                     f"scores[{i}] must be a non-empty 1-D array of integers, got {check.show(r)}"
                 )
         matrix = check.stochastic_matrix(noise, "noise")
-        lowest = int(sum(int(r.min()) for r in rows))
-        span = int(sum(int(r.max() - r.min()) for r in rows)) + 1
+        lowest = sum(int(r.min()) for r in rows)  # Python integers: no int64 overflow
+        span = sum(int(r.max()) - int(r.min()) for r in rows) + 1
+        if max(abs(lowest), abs(lowest + span)) >= 2**62:
+            raise MechanismError(
+                f"scores must keep every total within ±2^62 (the totals are int64), got totals "
+                f"from {lowest} to {lowest + span - 1}"
+            )
         if matrix.shape[0] != span:
             raise MechanismError(
                 f"noise must have one row per possible total ({lowest}..{lowest + span - 1}: "

@@ -214,11 +214,11 @@ def _product_pairs(
 ) -> tuple[IntArray, IntArray]:
     """Databases that differ in one entry, whose two values are a pair of ``values(m)``."""
     total = math.prod(dims)
+    # counted before any array is built (a domain of 2^40 values must not reach numpy)
+    per_value = (lambda m: m * (m - 1) // 2) if what == "hamming" else (lambda m: max(m - 1, 0))
+    _check_pair_count(sum(total // m * per_value(m) for m in dims), what)
     grid = np.arange(total, dtype=np.int64).reshape(dims)
     per_axis = [values(m) for m in dims]
-    _check_pair_count(
-        sum(total // m * len(a) for m, (a, _) in zip(dims, per_axis, strict=True)), what
-    )
     firsts, seconds = [], []
     for axis, (m, (a, b)) in enumerate(zip(dims, per_axis, strict=True)):
         if len(a) == 0:

@@ -129,3 +129,24 @@ def test_augustin_options_are_validated_before_the_engine(
     # reported as a SolverError
     with pytest.raises(ParameterError, match=says):
         dpcap.augustin_mi([0.5, 0.5], RR, 2.0, **options)
+
+
+def test_huge_domains_are_counted_before_any_array_is_built() -> None:
+    # numpy's "Maximum allowed size exceeded" before
+    with pytest.raises(ProblemTooLargeError, match=r"neighbors='hamming' gives \d+ pairs"):
+        dpcap.neighbor_pairs((2**40, 2**40))
+    with pytest.raises(ProblemTooLargeError, match=r"neighbors='line' gives 1099511627775 pairs"):
+        dpcap.neighbor_pairs((2**40,), "line")
+
+
+def test_score_totals_that_overflow_int64_are_refused() -> None:
+    # accepted before (int64 overflow of the score span), then an IndexError later
+    with pytest.raises(dpcap.MechanismError, match=r"scores must keep every total within"):
+        dpcap.Mechanism.additive([[-(2**63), 2**63 - 1], [0, 1]], [[1.0, 0.0]])
+
+
+@pytest.mark.parametrize("group", ["a", [5], [0.5]])
+def test_midp_group_errors_name_group(group: Any) -> None:
+    M = dpcap.mechanisms.per_entry(2, dpcap.mechanisms.randomized_response(2, 1.0))
+    with pytest.raises(dpcap.MechanismError, match=r"^group must be an entry or a sequence"):
+        dpcap.midp(M, group=group)
