@@ -127,15 +127,15 @@ def _binned_curve(W: FloatArray, I: IntArray, J: IntArray, levels: FloatArray) -
     gamma = np.exp(levels)
     edges = np.unique(np.concatenate([np.exp(-levels), gamma]))
     n_bins = len(edges) + 1
-    # Bin j holds ratios in [edges[j-1], edges[j]). Column k of `above` selects the bins with
-    # r >= e^{ε_k} (forward order), column k of `below` those with r < e^{-ε_k} (backward order):
-    # the per-pair sums are then two small matrix products instead of cumulative sums.
-    j = np.arange(n_bins)[:, None]
-    above = (j >= np.searchsorted(edges, gamma) + 1).astype(np.float64)
-    below = (j <= np.searchsorted(edges, np.exp(-levels))).astype(np.float64)
+    # Bin j holds ratios in [edges[j-1], edges[j]). The forward order (x, x') at ε_k sums the
+    # bins j >= up[k] (ratios r >= e^{ε_k}), the backward order (x', x) the bins j <= down[k]
+    # (r < e^{-ε_k}): prefix sums over the bins, read at those indices. Memory is
+    # O(rows × (bins + K)) per chunk, never O(K²).
+    up = np.searchsorted(edges, gamma) + 1
+    down = np.searchsorted(edges, np.exp(-levels))
     table = _BinTable(edges)
     best = np.zeros(len(levels))
-    for s in chunks(len(I), W.shape[1]):
+    for s in chunks(len(I), max(W.shape[1], n_bins)):
         a, b = W[I[s]], W[J[s]]
         # a/0 = inf, 0/0 = nan, a/subnormal may overflow to inf: all land in the right bin
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -145,9 +145,14 @@ def _binned_curve(W: FloatArray, I: IntArray, J: IntArray, levels: FloatArray) -
         index += (np.arange(rows) * n_bins)[:, None]
         mass_a = np.bincount(index.ravel(), a.ravel(), rows * n_bins).reshape(rows, n_bins)
         mass_b = np.bincount(index.ravel(), b.ravel(), rows * n_bins).reshape(rows, n_bins)
-        forward = mass_a @ above - gamma * (mass_b @ above)
-        backward = mass_b @ below - gamma * (mass_a @ below)
+        prefix_a = np.cumsum(mass_a, axis=1, out=mass_a)
+        prefix_b = np.cumsum(mass_b, axis=1, out=mass_b)
+        # suffix from j = total − prefix to j − 1 (up >= 1 always)
+        forward = (prefix_a[:, -1:] - prefix_a[:, up - 1]) - gamma * (
+            prefix_b[:, -1:] - prefix_b[:, up - 1]
+        )
         np.maximum(best, forward.max(axis=0), out=best)
+        backward = prefix_b[:, down] - gamma * prefix_a[:, down]
         np.maximum(best, backward.max(axis=0), out=best)
     return best
 
