@@ -259,7 +259,10 @@ class Mechanism(_Stochastic):
         """The channel from ``X_i`` to ``Y`` when the other entries are fixed to ``context``.
 
         ``W_{i, x^{-i}}[a, y] = W[(a, x^{-i}), y]`` (Cuff & Yu, Def. 2;
-        ``docs/mathematics.rst`` §2). The slice carries ``"all"``, as any channel does.
+        ``docs/mathematics.rst`` §2). The slice carries the relation of one entry: ``"line"``
+        when the mechanism's is ``"line"`` (adjacent values), ``"all"`` otherwise (Hamming
+        relates every pair of values of one entry; for explicit pairs or a predicate ``"all"``
+        is the conservative choice).
 
         Parameters
         ----------
@@ -272,7 +275,8 @@ class Mechanism(_Stochastic):
         others = tuple(s for k, s in enumerate(self._shape) if k != entry)
         ctx = self._database(context, "context", len(others), others)
         index: tuple[Any, ...] = (*ctx[:entry], slice(None), *ctx[entry:])
-        return Channel(self.tensor()[index])
+        relation = "line" if isinstance(self.neighbors, str) and self.neighbors == "line" else "all"
+        return Channel(self.tensor()[index], neighbors=relation)
 
     def group(self, entries: Any) -> tuple[int, ...]:
         """Validate a group of entries (an int or a sequence of distinct ints), sorted."""

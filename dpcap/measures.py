@@ -265,7 +265,7 @@ def min_entropy_leakage(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
 
 def renyi_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
     """``D_α(P_XY ‖ P_X P_Y)``: the Rényi divergence between the joint law and the product of
-    its marginals (the α-information of the Rényi-capacity article, not Sibson's).
+    its marginals (the "naive" α-information of ``docs/mathematics.rst`` §4, not Sibson's).
 
     By Sibson's identity ``I_α^S(p, W) = min_Q D_α(P_XY ‖ P_X × Q)``, it is never below Sibson's
     α-information; α = 1 is I(X;Y).

@@ -215,8 +215,8 @@ def _product_pairs(
     """Databases that differ in one entry, whose two values are a pair of ``values(m)``."""
     total = math.prod(dims)
     # counted before any array is built (a domain of 2^40 values must not reach numpy)
-    per_value = (lambda m: m * (m - 1) // 2) if what == "hamming" else (lambda m: max(m - 1, 0))
-    _check_pair_count(sum(total // m * per_value(m) for m in dims), what)
+    per_context = [m * (m - 1) // 2 if what == "hamming" else max(m - 1, 0) for m in dims]
+    _check_pair_count(sum(total // m * k for m, k in zip(dims, per_context, strict=True)), what)
     grid = np.arange(total, dtype=np.int64).reshape(dims)
     per_axis = [values(m) for m in dims]
     firsts, seconds = [], []

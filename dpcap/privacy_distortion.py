@@ -413,12 +413,7 @@ def privacy_distortion_curve(
         levels = problem.d_min + span * np.arange(1, count + 1) / count
         levels[-1] = problem.d_zero  # exactly: ε* jumps to 0 there (d* is often flat near 0)
     else:
-        try:
-            levels = np.atleast_1d(np.array(D, dtype=np.float64))
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(
-                f"D must be a non-empty 1-D array of budgets, got {check.show(D)}"
-            ) from exc
+        levels = np.atleast_1d(check.real_array(D, "D"))
         if levels.ndim != 1 or levels.size == 0 or np.isnan(levels).any():
             raise ParameterError(f"D must be a non-empty 1-D array of budgets, got {check.show(D)}")
     points: dict[int, DistortionResult] = {}

@@ -497,7 +497,7 @@ def mi_privacy_distortion(
     :func:`dpcap.privacy_distortion`), and with identifiability; with Hamming distortion they
     show that the privacy–distortion functions satisfy ``ε*(D) ≤ ε_i*(D) ≤ ε*(D) + 2 ε_X``
     where ``ε_X`` is the largest log-ratio of the prior on neighbouring databases (Ünsal &
-    Önen, eqs. 57–58; ``docs/mathematics.rst`` §5–6). The optimiser here is an exponential
+    Önen, eqs. 57–58; Wang, Ying & Zhang 2016). The optimiser here is an exponential
     mechanism (Mir, Thm 3), hence ``2 s Δd``-DP.
 
     References

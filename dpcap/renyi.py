@@ -158,7 +158,7 @@ def renyi_capacity(
         if method == "conic":
             from dpcap.solvers import conic
 
-            name = "CLARABEL" if solver is None else solver
+            name = RENYI_SOLVERS[0] if solver is None else solver
             raw = conic.renyi_capacity_conic(reduction.matrix, a, solver=name, tol=tolerance)
             if not raw.status.usable:
                 raise SolverError(
@@ -276,7 +276,7 @@ def _naive_search(matrix: FloatArray, a: float) -> tuple[float, FloatArray]:
 
 
 def renyi_profile(
-    W: Any, alphas: Any, /, *, tol: float = 1e-9, max_iter: int | None = None, unit: str = "nats"
+    W: Any, /, alphas: Any, *, tol: float = 1e-9, max_iter: int | None = None, unit: str = "nats"
 ) -> RenyiProfile:
     """The α-capacity profile ``α ↦ C_α`` (non-decreasing), warm-started along the grid.
 

@@ -73,19 +73,20 @@ def _short(values: tuple[int, ...], limit: int = 12) -> str:
 
 def _plain(value: Any) -> Any:
     """A JSON-safe copy: statuses as their string, arrays and tuples as lists, numbers as
-    Python ``int``/``float`` (∞ stays ``inf``), nested results as dicts, details as a dict."""
+    Python ``int``/``float`` (∞ stays ``inf``, NaN becomes None), nested results as dicts,
+    details as a dict."""
     if isinstance(value, Status):
         return value.value
     if isinstance(value, _Result):
         return value.to_dict()
     if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()] if value.dtype == object else value.tolist()
+        return [_plain(v) for v in value.tolist()]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        return float(value)
+        return None if math.isnan(value) else float(value)
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     return value
@@ -296,6 +297,15 @@ class CapacitiesResult(_Sequence):
         )
 
 
+def _order_method(alpha: float, engine: str) -> str:
+    """How a profile solved order α: closed form at ∞, linear programmes at 0, else the engine."""
+    if math.isinf(alpha):
+        return "closed form (order inf)"
+    if alpha == 0.0:
+        return "lp (order 0)"
+    return f"{engine} (order {alpha:g})"
+
+
 @dataclass(frozen=True, repr=False)
 class RenyiProfile(_Sequence):
     """``α ↦ C_α`` over a grid, with the certified brackets and the diameter band.
@@ -331,7 +341,7 @@ class RenyiProfile(_Sequence):
             output=self.output[i].copy(),
             status=self.status[i],
             iterations=int(self.iterations[i]),
-            method=f"{self.method} (order {self.alpha[i]:g})",
+            method=_order_method(float(self.alpha[i]), self.method),
             unit=self.unit,
             message=self.message,
             tol=self.tol,

@@ -378,11 +378,15 @@ def solve(
 
 
 def _trivial(p: FloatArray, n: int, kind: Kind, iterations: int) -> EnvelopeSolution:
-    """The mechanism that needs no LP: full disclosure for the funnel, nothing for the IB."""
+    """The mechanism that needs no LP: full disclosure for the funnel, nothing for the IB.
+
+    Used when the LP failed: a feasible point still exists (the query certifies its bracket),
+    so the engine reports ``INACCURATE`` (an open bracket), not ``FAILED`` (no usable point).
+    """
     Q = np.eye(n) if kind == "pf" else p[None, :]
     w = p.copy() if kind == "pf" else np.ones(1)
     return EnvelopeSolution(
-        Q, w, np.zeros(n), 0.0, math.nan, math.nan, iterations, EngineStatus.FAILED, 0
+        Q, w, np.zeros(n), 0.0, math.nan, math.nan, iterations, EngineStatus.INACCURATE, 0
     )
 
 

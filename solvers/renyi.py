@@ -1,6 +1,6 @@
 """Sibson's α-information and the Rényi radius: the α-capacity model for the capacity engine.
 
-For an order ``0 < α < ∞``, ``α ≠ 1`` (Hsu et al., survey §III-A; the Rényi-capacity article),
+For an order ``0 < α < ∞``, ``α ≠ 1`` (Hsu et al., survey §III-A; ``docs/mathematics.rst`` §4),
 
     I_α^S(p, W) = α/(α−1) · log Σ_y (Σ_x p_x W_xy^α)^{1/α},
 

@@ -71,4 +71,8 @@ def solve(W: FloatArray) -> ZeroSolution:
         return ZeroSolution(np.full(nx, 1.0 / nx), np.full(ny, 1.0 / ny), failed, message)
     p = np.maximum(primal.x[:nx], 0.0)
     Q = np.maximum(dual.x[:ny], 0.0)
+    if not (np.isfinite(p).all() and np.isfinite(Q).all() and p.sum() > 0 and Q.sum() > 0):
+        return ZeroSolution(
+            np.full(nx, 1.0 / nx), np.full(ny, 1.0 / ny), EngineStatus.FAILED, message
+        )
     return ZeroSolution(p / p.sum(), Q / Q.sum(), status, message)

@@ -754,3 +754,21 @@ def test_modules_import_no_heavy_dependencies() -> None:
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_a_failed_lp_falls_back_to_a_certified_trivial_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When every envelope LP fails, the trivial mechanism (full disclosure) is still a usable,
+    feasible point: the result is an open bracket (inaccurate), not 'failed' (no usable point)."""
+    from dpcap.solvers import envelope_lp
+
+    monkeypatch.setattr(envelope_lp, "_envelope_lp", lambda *args, **kwargs: None)
+    joint = [[0.45, 0.05], [0.05, 0.45]]
+    with pytest.warns(dpcap.ConvergenceWarning):
+        res = dpcap.privacy_funnel(joint, 0.5)
+    assert res.status is dpcap.Status.INACCURATE
+    assert res.utility_achieved >= 0.5  # full disclosure meets any R ≤ H(X)
+    isx = math.log(2) - (-0.9 * math.log(0.9) - 0.1 * math.log(0.1))  # I(S;X) of the DSBS(0.1)
+    assert res.leakage_achieved == pytest.approx(isx, abs=1e-12)
+    assert res.lower <= res.upper

@@ -168,7 +168,7 @@ def test_point_requires_D() -> None:
         privacy_distortion(prior, dist)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         privacy_distortion(prior, dist, 0.2, n_points=3)  # type: ignore[call-arg]
-    with pytest.raises(ParameterError, match=r"D must be a non-empty 1-D array of budgets"):
+    with pytest.raises(ParameterError, match=r"D must be a real number .*got the string 'budgets'"):
         privacy_distortion_curve(prior, dist, D="budgets")
 
 
