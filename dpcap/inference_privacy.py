@@ -30,6 +30,7 @@ from dpcap._markov import informations, joint_problem
 from dpcap.privacy import dp_epsilon
 from dpcap.result import DistortionResult, ParameterError, SolverError, Status
 from dpcap.solvers import inference, mixing
+from dpcap.solvers.ratedistortion import expected_distortion
 from dpcap.solvers.status import INFERENCE_SOLVERS
 
 __all__ = ["inference_privacy"]
@@ -51,8 +52,8 @@ def _budget(Delta: Any) -> float:
 
 
 def _distortion_of(W: FloatArray, px: FloatArray, d: FloatArray) -> float:
-    """The expected distortion ``Σ_x P_X(x) Σ_y W[x, y] d[x, y]`` of a mechanism."""
-    return float(px @ np.sum(d * W, axis=1))
+    """The expected distortion of one mechanism (the rate–distortion engine's evaluation)."""
+    return float(expected_distortion(px, W[None], d)[0])
 
 
 def _mix(

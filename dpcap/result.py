@@ -157,8 +157,10 @@ class _Sequence(_Result):
     def __iter__(self) -> Iterator[Any]:
         return (self._point(i) for i in range(len(self)))
 
-    def _point(self, i: int) -> Any:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
+    def _point(self, i: int) -> Any:
+        """Point ``i``: the stored point result (curves keep ``points``); batches and profiles
+        without stored points build it from their arrays instead."""
+        return self.points[i]  # type: ignore[attr-defined]
 
     @property
     def converged(self) -> NDArray[np.bool_]:
@@ -488,9 +490,6 @@ class CurveResult(_Sequence):
     message: str
     tol: float
 
-    def _point(self, i: int) -> DistortionResult:
-        return self.points[i]
-
     def __getitem__(self, i: int) -> DistortionResult:
         result: DistortionResult = super().__getitem__(i)
         return result
@@ -573,9 +572,6 @@ class FunnelCurve(_Sequence):
     unit: str
     message: str
     tol: float
-
-    def _point(self, i: int) -> FunnelResult:
-        return self.points[i]
 
     def __getitem__(self, i: int) -> FunnelResult:
         result: FunnelResult = super().__getitem__(i)
