@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap.result import ConvergenceWarning, Status
-from dpcap.solvers import blahut
+from dpcap.solvers import blahut, rounding
 from dpcap.solvers.reduce import Reduction
 from dpcap.solvers.status import EngineStatus
 
@@ -155,17 +155,17 @@ def bracket(
 
     ``lower = I(prior, W)`` (Shannon) or the model's information at ``prior``; ``upper =
     max_x D(W_x ‖ q)`` at ``upper_prior`` (``prior`` when None): the radius bound, valid for
-    any prior (``docs/mathematics.rst`` §1). Priors given on a ``reduction``'s channel are first
-    mapped back to ``matrix``'s inputs; ``upper`` is never below ``lower``.
+    any prior (``docs/mathematics.rst`` §1), both with their rounding allowance (§8). Priors
+    given on a ``reduction``'s channel are first mapped back to ``matrix``'s inputs; ``upper``
+    is never below ``lower``.
     """
     if reduction is not None:
         prior = reduction.prior_back(prior)
         upper_prior = None if upper_prior is None else reduction.prior_back(upper_prior)
-    _, lo, up = blahut.bracket(matrix[None], prior[None], model)
-    lower = float(lo[0])
-    if upper_prior is not None:
-        *_, up = blahut.bracket(matrix[None], upper_prior[None], model)
-    return Bracket(lower, max(float(up[0]), lower), prior)
+    lower, upper = batch_bracket(
+        matrix[None], prior[None], None if upper_prior is None else upper_prior[None], model=model
+    )
+    return Bracket(float(lower[0]), float(upper[0]), prior)
 
 
 def batch_bracket(
@@ -175,11 +175,20 @@ def batch_bracket(
     *,
     model: blahut.Model | None = None,
 ) -> tuple[FloatArray, FloatArray]:
-    """``(lower, upper)`` arrays of a stack ``(B, nx, ny)`` from the engine's priors ``(B, nx)``."""
-    _, lower, upper = blahut.bracket(stack, prior, model)
-    if upper_prior is not None:
-        *_, upper = blahut.bracket(stack, upper_prior, model)
-    return lower, np.maximum(upper, lower)
+    """``(lower, upper)`` arrays of a stack ``(B, nx, ny)`` from the engine's priors ``(B, nx)``.
+
+    Evaluated by :func:`dpcap.solvers.rounding.bracket`: both ends carry a rigorous bound on
+    their own rounding, so ``lower ≤ C ≤ upper`` holds in floating point, for the channel whose
+    rows are the stored rows divided by their exact sums (``docs/mathematics.rst`` §8).
+    """
+    model = blahut.SHANNON if model is None else model
+    alpha = 1.0 if isinstance(model, blahut.Shannon) else getattr(model, "alpha", None)
+    if alpha is None:  # a model without an order: its own float64 formulas, no allowance
+        _, lower, upper = blahut.bracket(stack, prior, model)
+        if upper_prior is not None:
+            *_, upper = blahut.bracket(stack, upper_prior, model)
+        return lower, np.maximum(upper, lower)
+    return rounding.bracket(stack, prior, upper_prior, float(alpha))
 
 
 def radius_zero(matrix: FloatArray) -> Bracket:
@@ -187,7 +196,8 @@ def radius_zero(matrix: FloatArray) -> Bracket:
 
     From the primal prior ``p`` and dual output law ``Q`` of :mod:`dpcap.solvers.renyi_zero`,
     re-evaluated here: ``lower = −log max_y P_p(supp W_{·y})`` (a value attained by ``p``) and
-    ``upper = max_x −log Q(supp W_x)`` (a radius bound valid for any ``Q``).
+    ``upper = max_x −log Q(supp W_x)`` (a radius bound valid for any ``Q``), each moved outward
+    by the rounding of its sums and log (§8).
 
     Raises
     ------
@@ -203,8 +213,16 @@ def radius_zero(matrix: FloatArray) -> Bracket:
             f"the α = 0 linear programme failed: {solution.message}", status_of(solution.status)
         )
     B = (matrix > 0).astype(np.float64)
-    reached = float(np.max(solution.prior @ B))
-    lower = max(-np.log(reached), 0.0) + 0.0  # + 0.0 turns −0.0 into 0.0
-    covered = B @ solution.output
-    upper = np.inf if (covered <= 0).any() else -np.log(float(np.min(covered))) + 0.0
+    nx, ny = matrix.shape
+    g = rounding.gamma(max(nx, ny) + 2)  # the sums below, and the normalisations of p and Q
+    reached = (
+        float(np.max(solution.prior @ B)) * (1.0 + g) / (float(solution.prior.sum()) * (1.0 - g))
+    )
+    lower = max(-np.log(reached) - 4.0 * rounding.U * abs(np.log(reached)), 0.0) + 0.0
+    covered = (B @ solution.output) * (1.0 - g) / (float(solution.output.sum()) * (1.0 + g))
+    if (covered <= 0).any():
+        upper = np.inf
+    else:
+        worst = -np.log(float(np.min(covered)))
+        upper = worst + 4.0 * rounding.U * abs(worst) + 0.0  # + 0.0 turns −0.0 into 0.0
     return Bracket(float(lower), max(float(upper), float(lower)), solution.prior)
