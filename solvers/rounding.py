@@ -46,8 +46,9 @@ U = 2.0**-53
 _TINY_SLACK = 1e-300
 #: Number of Taylor terms of ``h_α`` after ``t²/2`` (|t|·max(1, α) ≤ 1/16: 16⁻¹⁵ < 2⁻⁶⁰).
 _TERMS = 15
-#: Elements per working block (rows are processed in blocks of about this many entries).
-_BLOCK = 1 << 21
+#: Elements per working block: rows are processed in blocks of about this many entries, so the
+#: temporaries (a dozen block-sized arrays) stay small beside the channel itself.
+_BLOCK = 1 << 16
 
 
 def gamma(n: float) -> float:
@@ -161,7 +162,7 @@ def divergence_bounds(
     KL). ``Q`` is first divided by its sum in floating point, and the bounds are for that float
     law (any law is a valid centre of the radius bound; the lower ends of :func:`bracket` account
     for this rounding). ``hi`` is ∞ where the row puts mass on an output with ``Q_y = 0`` and
-    α ≥ 1. The rows of all elements are processed together, in blocks of about 2²¹ entries.
+    α ≥ 1. The rows of all elements are processed together, in blocks of about 2¹⁶ entries.
     """
     B, nx, ny = W.shape
     Q = Q / np.sum(Q, axis=-1, keepdims=True)  # keeps S = Σ Q near 1

@@ -24,10 +24,10 @@ from dpcap.solvers import blahut, renyi, rounding
 mp.mp.dps = 60
 #: The property tests draw entries down to 1e-300: they work at 420 digits, so that 1 + 1e-300
 #: is resolved, and allow a slack below the smallest double (the two-input search converges
-#: in t to about 1e-42, so its maximum is exact to about 1e-84).
+#: in t to about 1e-25, so its maximum is exact to about 1e-50).
 DIGITS = 420
 SLACK = mp.mpf(10) ** -330
-SEARCH_SLACK = mp.mpf(10) ** -80
+SEARCH_SLACK = mp.mpf(10) ** -45
 
 EPSILONS = (1e-8, 1e-3, 0.1, 1.0, 5.0, 50.0)
 
@@ -132,7 +132,7 @@ def _capacity_two_inputs(V: list[list[mp.mpf]], alpha: float) -> mp.mpf:
     """``max_t I((1 − t, t), V)`` by golden-section search (the information is unimodal in t)."""
     lo, hi = mp.mpf(0), mp.mpf(1)
     ratio = (mp.sqrt(5) - 1) / 2
-    for _ in range(200):
+    for _ in range(120):
         a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
         if _information(V, [1 - a, a], alpha) < _information(V, [1 - b, b], alpha):
             lo = a
@@ -212,7 +212,7 @@ def test_lower_end_is_below_the_information_of_its_prior(
         assert mp.mpf(lower[0]) - SLACK <= info <= mp.mpf(upper[0]) + SLACK
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(_channels(two_inputs=True), st.sampled_from(ORDERS))
 def test_upper_end_is_above_the_capacity(case: tuple[np.ndarray, np.ndarray], alpha: float) -> None:
     """At any prior the upper end bounds the capacity (two inputs: an exact 1-D search)."""
