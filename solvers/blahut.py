@@ -24,11 +24,20 @@ Two kinds of step produce iterates:
 
 Rounds alternate a block of BA iterations (doubling in length) with a Newton polish, until
 every element is certified or the iteration budget is spent.
+
+Resources. Memory beyond ``W`` is one ``(nx + 1)²`` Newton system per element being polished
+and blocks of about :data:`BLOCK_ELEMENTS` entries: ``W`` is never copied for a single channel
+(a batch is worked through in parts of that size), the Jacobian is written into the system a
+block of rows at a time, and large systems are LU-factorised in place. Channels with little
+linear algebra (:data:`SMALL_WORK`) run with one BLAS thread (:func:`blas_threads`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache, partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -39,7 +48,7 @@ FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
 
-__all__ = ["SHANNON", "BatchSolution", "Model", "Shannon", "bracket", "solve"]
+__all__ = ["SHANNON", "BatchSolution", "Model", "Shannon", "blas_threads", "bracket", "solve"]
 
 #: Floor of a BA iterate's log-mass relative to its largest entry (keeps q_y > 0 for every
 #: column that some row reaches; a mass of e^-700 is irrelevant to every bound).
@@ -47,6 +56,20 @@ LOG_MASS_FLOOR = -700.0
 
 #: Newton steps without halving the certified gap after which the active-set polish gives up.
 STALL = 4
+
+#: Entries of ``W`` per block of the row-chunked kernels and per part of a batch (4 MiB of
+#: float64): no temporary of the engine has the size of the channel or of the batch.
+BLOCK_ELEMENTS = 1 << 19
+
+#: Newton systems with more unknowns than this are factorised in place, one element at a time
+#: (no copy of the matrix); smaller ones are solved in one batched call.
+IN_PLACE_SOLVE = 256
+
+#: Channels with at most this much linear algebra per element (``nx² · (nx + ny)``, the flops of
+#: a Jacobian and its solve) run with one BLAS thread: below it, threads cost more in
+#: synchronisation than they save, and much more when a core is busy elsewhere (a measured
+#: 1.5 s instead of 0.05 s at nx = 194). It is the work of a square channel with nx = 1024.
+SMALL_WORK = 2 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -84,8 +107,10 @@ def _divergences(W: FloatArray, neg_entropy: FloatArray, p: FloatArray) -> Float
     if positive.all():
         plain: FloatArray = neg_entropy - np.einsum("bxy,by->bx", W, np.log(q))
         return plain
-    # q_y = 0 either truly (no input of the support reaches y) or by underflow.
-    reached = np.einsum("bx,bxy->by", (p > 0).astype(np.float64), (W > 0).astype(np.float64)) > 0
+    # q_y = 0 either truly (no input of the support reaches y) or by underflow. W ≥ 0, so
+    # Σ_{x: p_x > 0} W_xy > 0 iff some input of the support reaches y (a sum of non-negative
+    # numbers never rounds a positive term away to 0).
+    reached = np.einsum("bx,bxy->by", (p > 0).astype(np.float64), W) > 0
     log_q = np.log(np.where(positive, q, TINY))
     D = neg_entropy - np.einsum("bxy,by->bx", W, np.where(reached, log_q, 0.0))
     escapes = np.einsum("bxy,by->bx", W, ~reached) > 0  # W_xy > 0 = q_y exactly: D_x = ∞
@@ -102,7 +127,9 @@ class Model(Protocol):
     """What the engine needs from a capacity problem (see :class:`Shannon`).
 
     ``prepare`` returns per-element constants that the engine indexes like an array
-    (``aux[active]``); the other methods receive them back.
+    (``aux[active]``, ``aux[a:b]``); the other methods receive them back. A model may also
+    offer ``jacobian_into(W, aux, p, D, out)``, the Jacobian written into ``out`` (a view into
+    the Newton system) without a temporary of its size; otherwise ``jacobian`` is copied in.
     """
 
     def prepare(self, W: FloatArray) -> Any: ...
@@ -124,8 +151,10 @@ class Shannon:
     """
 
     def prepare(self, W: FloatArray) -> FloatArray:
-        """Per-element constants: the negative row entropies ``Σ_y W log W``."""
-        neg_entropy: FloatArray = np.sum(xlogy(W, W), axis=-1)
+        """Per-element constants: the negative row entropies ``Σ_y W log W`` (by row blocks)."""
+        neg_entropy = np.empty(W.shape[:2])
+        for b, x in _blocks(W.shape):
+            neg_entropy[b, x] = np.sum(xlogy(W[b, x], W[b, x]), axis=-1)
         return neg_entropy
 
     def divergences(self, W: FloatArray, aux: FloatArray, p: FloatArray) -> FloatArray:
@@ -136,14 +165,72 @@ class Shannon:
 
     def jacobian(self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray) -> FloatArray:
         """``∂D_x/∂p_z = −Σ_y W_xy W_zy / q_y``."""
+        G = np.empty((W.shape[0], W.shape[1], W.shape[1]))
+        self.jacobian_into(W, aux, p, D, G)
+        return G
+
+    def jacobian_into(
+        self, W: FloatArray, aux: FloatArray, p: FloatArray, D: FloatArray, out: FloatArray
+    ) -> None:
+        """:meth:`jacobian` written into ``out`` (B, nx, nx), a block of rows at a time."""
         q = np.einsum("bx,bxy->by", p, W)
         with np.errstate(over="ignore"):  # subnormal q: 1/q = inf, the step is then skipped
-            inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
-        G: FloatArray = -np.matmul(W * inv_q[:, None, :], W.transpose(0, 2, 1))
-        return G
+            neg_inv_q = np.where(q > 0, -1.0 / np.where(q > 0, q, 1.0), 0.0)
+        Wt = W.transpose(0, 2, 1)
+        for b, x in _blocks(W.shape):
+            np.matmul(W[b, x] * neg_inv_q[b, None, :], Wt[b], out=out[b, x])
 
 
 SHANNON = Shannon()
+
+
+def _blocks(shape: tuple[int, ...]) -> Iterator[tuple[slice, slice]]:
+    """``(batch, rows)`` slices covering a ``(B, nx, ny)`` stack, ~:data:`BLOCK_ELEMENTS` each."""
+    B, nx, ny = shape
+    if nx * ny <= BLOCK_ELEMENTS:
+        step = max(1, BLOCK_ELEMENTS // max(nx * ny, 1))
+        for b in range(0, B, step):
+            yield slice(b, b + step), slice(None)
+    else:
+        step = max(1, BLOCK_ELEMENTS // max(ny, 1))
+        for b in range(B):
+            for x in range(0, nx, step):
+                yield slice(b, b + 1), slice(x, x + step)
+
+
+def _fill_jacobian(
+    model: Model, W: FloatArray, aux: Any, p: FloatArray, D: FloatArray, out: FloatArray
+) -> None:
+    """The model's Jacobian written into ``out``: in place if the model can, else copied."""
+    into = getattr(model, "jacobian_into", None)
+    if into is not None:
+        into(W, aux, p, D, out)
+    else:
+        out[...] = model.jacobian(W, aux, p, D)
+
+
+def _take(array: Any, idx: IntArray, n: int) -> Any:
+    """``array[idx]`` for a sorted subset ``idx`` of ``range(n)``; no copy when it is all of it."""
+    return array if idx.size == n else array[idx]
+
+
+@cache
+def _controller() -> Any:
+    """The BLAS libraries of numpy and scipy (threadpoolctl, imported on first use only)."""
+    import scipy.linalg.lapack  # noqa: F401  (scipy's own BLAS must be loaded to be found)
+    from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+    return ThreadpoolController()
+
+
+@contextmanager
+def blas_threads(nx: int, ny: int) -> Iterator[None]:
+    """One BLAS thread while solving a small channel (see :data:`SMALL_WORK`), else as it is."""
+    if nx * nx * (nx + ny) > SMALL_WORK:
+        yield
+        return
+    with _controller().limit(limits=1, user_api="blas"):
+        yield
 
 
 class _Best:
@@ -197,8 +284,22 @@ def solve(
     model : engine model, optional
         :class:`Shannon` (default) or :class:`dpcap.solvers.renyi.Sibson`: any :class:`Model`.
     """
-    B, nx, _ = W.shape
+    _, nx, ny = W.shape
     model = SHANNON if model is None else model
+    with blas_threads(nx, ny):
+        return _solve_batch(W, tol, max_iter, newton, initial, model)
+
+
+def _solve_batch(
+    W: FloatArray,
+    tol: float,
+    max_iter: int,
+    newton: bool,
+    initial: FloatArray | None,
+    model: Model,
+) -> BatchSolution:
+    """:func:`solve`, its BLAS threads already set."""
+    B, nx, _ = W.shape
     aux = model.prepare(W)
     if initial is None:
         log_p = np.full((B, nx), -np.log(nx))
@@ -211,22 +312,30 @@ def solve(
     iterations = np.zeros(B, dtype=np.int64)
     active = np.arange(B)
     block, spent = 8, 0
+    # The batch is worked through in parts of about BLOCK_ELEMENTS entries of W: a part is a copy
+    # of its elements (a single channel, or a batch that fits in one part, is never copied), so
+    # every temporary of the engine is bounded by a part, whatever the size of the batch.
+    per_part = max(1, BLOCK_ELEMENTS // (nx * W.shape[2]))
     while active.size and spent < max_iter:
         steps = min(block, max_iter - spent)
-        log_p[active] = _ba_block(model, W[active], aux[active], log_p[active], steps, best, active)
-        iterations[active] += steps
+        for start in range(0, active.size, per_part):
+            part = active[start : start + per_part]
+            Wp, ap = _take(W, part, B), _take(aux, part, B)
+            log_p[part] = _ba_block(model, Wp, ap, log_p[part], steps, best, part)
+            iterations[part] += steps
+            for polish in (_newton, _interior_point) if newton else ():
+                still = best.gap(part) > tol
+                if not still.all():
+                    part = part[still]
+                    del Wp  # before the smaller copy is made: never two copies at once
+                    Wp, ap = _take(W, part, B), _take(aux, part, B)
+                if not part.size:
+                    break
+                p_ba = _normalise(log_p[part])
+                iterations[part] += polish(model, Wp, ap, p_ba, tol, best, part)
+            del Wp, ap
         spent += steps
         active = active[best.gap(active) > tol]
-        if newton and active.size:
-            p_ba = _normalise(log_p[active])
-            iterations[active] += _newton(model, W[active], aux[active], p_ba, tol, best, active)
-            active = active[best.gap(active) > tol]
-        if newton and active.size:
-            p_ba = _normalise(log_p[active])
-            iterations[active] += _interior_point(
-                model, W[active], aux[active], p_ba, tol, best, active
-            )
-            active = active[best.gap(active) > tol]
         block *= 2
     return BatchSolution(
         prior=best.prior,
@@ -294,21 +403,15 @@ def _newton(
     p /= p.sum(axis=-1, keepdims=True)
     D = model.divergences(W, aux, p)
     C = model.lower(W, aux, p, D)
-    eye = np.eye(nx, dtype=bool)
     live = np.arange(len(idx))
+    Wl, al = W, aux
     last_gap = best.gap(idx)
     stalled = np.zeros(len(idx), dtype=np.int64)
     for _ in range(min(2 * nx + 20, 60)):
-        Wl, Sl, pl, Dl, Cl = W[live], support[live], p[live], D[live], C[live]
-        al = aux[live]
+        Sl, pl, Dl, Cl = support[live], p[live], D[live], C[live]
         # Residuals: D_x − C on the support, p_x off it, and Σ p − 1.
         F = np.concatenate([np.where(Sl, Dl - Cl[:, None], pl), (pl.sum(-1) - 1)[:, None]], -1)
-        G = model.jacobian(Wl, al, pl, Dl)
-        A = np.zeros((len(live), nx + 1, nx + 1))
-        A[:, :nx, :nx] = np.where(Sl[:, :, None], G, eye)
-        A[:, :nx, nx] = np.where(Sl, -1.0, 0.0)
-        A[:, nx, :nx] = 1.0
-        delta = _solve(A, -F)
+        delta = _solve(partial(_active_set_matrix, model, Wl, al, pl, Dl, Sl), -F)
         usable: BoolArray = np.asarray(np.isfinite(delta).all(axis=-1))  # NaN step: stay put
         delta = np.where(usable[:, None], delta, 0.0)
         p_new = pl + delta[:, :nx]
@@ -336,10 +439,36 @@ def _newton(
         progress = gap < 0.5 * last_gap[live]
         stalled[live] = np.where(progress, 0, stalled[live] + 1)
         last_gap[live] = np.where(progress, gap, last_gap[live])
-        live = live[(gap > tol) & (stalled[live] < STALL)]
+        keep = (gap > tol) & (stalled[live] < STALL)
+        live = live[keep]
         if not live.size:
             break
+        if not keep.all():
+            del Wl  # the smaller working copy is taken from W: never two copies at once
+            Wl, al = _take(W, live, len(idx)), _take(aux, live, len(idx))
     return steps
+
+
+def _part(array: Any, k: slice, n: int) -> Any:
+    """``array[k]`` for a slice of ``range(n)``; the array itself when ``k`` covers it all."""
+    return array if (k.start or 0) == 0 and (k.stop is None or k.stop >= n) else array[k]
+
+
+def _active_set_matrix(
+    model: Model, W: FloatArray, aux: Any, p: FloatArray, D: FloatArray, S: BoolArray, k: slice
+) -> FloatArray:
+    """``[[G on S, unit rows off S, −1_S], [1ᵀ, 0]]`` of elements ``k``, G written in place."""
+    n = p.shape[0]
+    W, aux, p, D, S = (_part(a, k, n) for a in (W, aux, p, D, S))
+    L, nx = p.shape
+    A = np.zeros((L, nx + 1, nx + 1))
+    _fill_jacobian(model, W, aux, p, D, A[:, :nx, :nx])
+    rows = np.nonzero(~S)
+    A[rows] = 0.0  # the rows off S become unit rows
+    A[(*rows, rows[1])] = 1.0
+    A[:, :nx, nx] = np.where(S, -1.0, 0.0)
+    A[:, nx, :nx] = 1.0
+    return A
 
 
 def _interior_point(
@@ -371,20 +500,16 @@ def _interior_point(
     # An element with an infinite D_x (its centre misses outputs some input reaches) has no
     # finite KKT residual: it keeps the brackets the other steps found.
     live = np.flatnonzero(np.isfinite(D).all(axis=-1))
+    Wl, al = _take(W, live, len(idx)), _take(aux, live, len(idx))
     for _ in range(max_steps):
-        Wl, pl, Dl, Cl, ll = W[live], p[live], D[live], C[live], lam[live]
-        al = aux[live]
+        if not live.size:
+            break
+        pl, Dl, Cl, ll = p[live], D[live], C[live], lam[live]
         mu = 0.1 * np.sum(pl * ll, axis=-1) / n
         r1 = Dl + ll - Cl[:, None]
         r2 = pl * ll - mu[:, None]
-        H = model.jacobian(Wl, al, pl, Dl)
-        K = np.zeros((len(live), n + 1, n + 1))
-        K[:, :n, :n] = H
-        K[:, np.arange(n), np.arange(n)] -= ll / pl
-        K[:, :n, n] = -1.0
-        K[:, n, :n] = 1.0
         rhs = np.concatenate([-r1 + r2 / pl, np.zeros((len(live), 1))], axis=-1)
-        delta = _solve(K, rhs)
+        delta = _solve(partial(_interior_matrix, model, Wl, al, pl, Dl, ll), rhs)
         usable: BoolArray = np.asarray(np.isfinite(delta).all(axis=-1))  # NaN step: stay put
         delta = np.where(usable[:, None], delta, 0.0)
         dp, dC = delta[:, :n], delta[:, n]
@@ -403,33 +528,94 @@ def _interior_point(
         best.update(idx[live], pl, Dl, model.lower(Wl, al, pl, Dl))
         p[live], D[live], C[live], lam[live] = pl, Dl, Cl, ll
         steps[live] += 1
-        live = live[(best.gap(idx[live]) > tol) & np.isfinite(Dl).all(axis=-1)]
-        if not live.size:
-            break
+        keep = (best.gap(idx[live]) > tol) & np.isfinite(Dl).all(axis=-1)
+        live = live[keep]
+        if live.size and not keep.all():
+            del Wl  # the smaller working copy is taken from W: never two copies at once
+            Wl, al = _take(W, live, len(idx)), _take(aux, live, len(idx))
     return steps
 
 
-def _solve(A: FloatArray, b: FloatArray) -> FloatArray:
-    """Batched ``A x = b``, element by element robust.
+def _interior_matrix(
+    model: Model, W: FloatArray, aux: Any, p: FloatArray, D: FloatArray, lam: FloatArray, k: slice
+) -> FloatArray:
+    """``[[H − diag(λ/p), −1], [1ᵀ, 0]]`` of elements ``k``, ``H`` written in place."""
+    W, aux, p, D, lam = (_part(a, k, p.shape[0]) for a in (W, aux, p, D, lam))
+    L, n = p.shape
+    K = np.zeros((L, n + 1, n + 1))
+    _fill_jacobian(model, W, aux, p, D, K[:, :n, :n])
+    K[:, np.arange(n), np.arange(n)] -= lam / p
+    K[:, :n, n] = -1.0
+    K[:, n, :n] = 1.0
+    return K
 
-    An element whose system is not finite gets a NaN step (the callers then leave it where it
-    is); if the batched solve fails because some element is singular, each element is solved
-    alone and a singular one falls back to its least-squares solution. One bad element never
-    stops the batch.
+
+def _solve(system: Callable[[slice], FloatArray], b: FloatArray) -> FloatArray:
+    """Batched ``A x = b`` for ``A = system(slice(None))`` (``system(k)``: elements ``k``).
+
+    Element by element robust: an element whose system is not finite gets a NaN step (the
+    callers then leave it where it is); a singular one falls back to its least-squares
+    solution. One bad element never stops the batch.
+
+    Memory: systems with more than :data:`IN_PLACE_SOLVE` unknowns are built and LU-factorised
+    in place one element at a time (LAPACK ``getrf`` on the transpose, then ``getrs``: no copy
+    of the matrix); smaller ones are built and solved in groups of about
+    :data:`BLOCK_ELEMENTS` entries.
     """
+    L, m = b.shape
     x = np.full(b.shape, np.nan)
-    finite = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(b).all(axis=1)
-    if not finite.any():
+    if m > IN_PLACE_SOLVE:
+        for k in range(L):
+            x[k] = _solve_in_place(system, k, b[k])
         return x
-    try:
-        x[finite] = np.linalg.solve(A[finite], b[finite][..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        for k in np.flatnonzero(finite):
-            try:
-                x[k] = np.linalg.solve(A[k], b[k])
-            except np.linalg.LinAlgError:
-                try:
-                    x[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
-                except np.linalg.LinAlgError:
-                    x[k] = np.nan
+    step = max(1, BLOCK_ELEMENTS // (m * m))
+    for k0 in range(0, L, step):
+        part = slice(k0, k0 + step)
+        A, bk = system(part), b[part]
+        finite = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(bk).all(axis=1)
+        if not finite.any():
+            continue
+        try:
+            if finite.all():
+                x[part] = np.linalg.solve(A, bk[..., None])[..., 0]
+            else:
+                x[part][finite] = np.linalg.solve(A[finite], bk[finite][..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            for j in np.flatnonzero(finite):
+                x[k0 + j] = _solve_one(A[j], bk[j])
     return x
+
+
+def _solve_one(A: FloatArray, b: FloatArray) -> FloatArray:
+    """``A x = b``, or the least-squares solution if ``A`` is singular, or NaN."""
+    try:
+        return np.asarray(np.linalg.solve(A, b), dtype=np.float64)
+    except np.linalg.LinAlgError:
+        return _least_squares(A, b)
+
+
+def _least_squares(A: FloatArray, b: FloatArray) -> FloatArray:
+    try:
+        return np.asarray(np.linalg.lstsq(A, b, rcond=None)[0], dtype=np.float64)
+    except np.linalg.LinAlgError:
+        return np.full(b.shape, np.nan)
+
+
+def _solve_in_place(system: Callable[[slice], FloatArray], k: int, b: FloatArray) -> FloatArray:
+    """``A x = b`` for element ``k`` of ``system``, factorised in place; see :func:`_solve`."""
+    from scipy.linalg.lapack import dgetrf, dgetrs
+
+    A = system(slice(k, k + 1))[0]  # C-ordered
+    step = max(1, BLOCK_ELEMENTS // A.shape[1])
+    finite = all(np.isfinite(A[i : i + step]).all() for i in range(0, A.shape[0], step))
+    if not (finite and np.isfinite(b).all()):
+        return np.full(b.shape, np.nan)
+    # Aᵀ is Fortran-ordered, so getrf factorises it where it lies; getrs with trans = 1 then
+    # solves (Aᵀ)ᵀ x = b.
+    lu, piv, info = dgetrf(A.T, overwrite_a=1)
+    if info == 0:
+        solution, info = dgetrs(lu, piv, b, trans=1)
+        if info == 0:
+            return np.asarray(solution, dtype=np.float64)
+    del A, lu  # singular: least squares on a fresh copy of the system
+    return _least_squares(system(slice(k, k + 1))[0], b)

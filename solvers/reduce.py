@@ -12,10 +12,16 @@ cheaper or better conditioned:
 Only *bitwise* equality (after normalising columns by their sums) is merged: a reduction that is
 not exact is never applied. :class:`Reduction` maps a prior on the reduced channel back to the
 original inputs (all the mass of a group of duplicates goes to its first member).
+
+Memory: equal rows (columns) are found by an integer fingerprint of their bits, computed tile
+by tile, and every candidate match is then compared exactly, so the reductions need
+``O(n_inputs + n_outputs)`` memory beyond tiles of about :data:`BLOCK_ELEMENTS` entries, and a
+channel that nothing reduces is returned as it is, without a copy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,12 +32,17 @@ IntArray = NDArray[np.int64]
 
 __all__ = ["Reduction", "reduce_channel"]
 
+#: Entries per block of the fingerprint passes (4 MiB of float64).
+BLOCK_ELEMENTS = 1 << 19
+
+_SEED = 0x5EED_D9CA
+
 
 @dataclass(frozen=True)
 class Reduction:
     """A reduced channel and the maps back to the original one."""
 
-    matrix: FloatArray  # the reduced channel
+    matrix: FloatArray  # the reduced channel (the input itself when nothing reduces)
     rows: IntArray  # original index of each kept row (first member of its group)
     n_inputs: int  # inputs of the original channel
 
@@ -42,16 +53,100 @@ class Reduction:
         return out
 
 
+def _weights(start: int, stop: int) -> NDArray[np.uint64]:
+    """Odd 64-bit weights of positions ``start..stop-1`` (splitmix64 of the position).
+
+    The fingerprint of a vector ``v`` is ``Σ_i bits(v_i) · w_i mod 2^64``: additive over blocks
+    of positions, so it is computed a block at a time, and a fixed function of ``v``.
+    """
+    z = np.arange(start, stop, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    z += np.uint64(_SEED)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z | np.uint64(1)
+
+
+def _first_of_groups(
+    fingerprints: NDArray[np.uint64], same: Callable[[int, int], bool]
+) -> tuple[IntArray, IntArray]:
+    """Group equal items: ``(first, group)``, ``first`` ascending, ``group[i]`` an index into it.
+
+    Items with equal fingerprints are compared with ``same`` (exact), so a fingerprint collision
+    can only cost a comparison, never merge two different items.
+    """
+    n = fingerprints.shape[0]
+    order = np.argsort(fingerprints, kind="stable")  # equal keys keep their original order
+    ranked = fingerprints[order]
+    tie = ranked[1:] == ranked[:-1]  # tie[i]: items order[i] and order[i + 1] collide
+    starts = np.flatnonzero(tie & ~np.concatenate([[False], tie[:-1]]))
+    ends = np.flatnonzero(tie & ~np.concatenate([tie[1:], [False]])) + 2
+    owner = np.arange(n, dtype=np.int64)  # owner[i]: the first item equal to item i
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        firsts: list[int] = []
+        for i in order[s:e].tolist():
+            match = next((f for f in firsts if same(f, i)), None)
+            if match is None:
+                firsts.append(i)
+            else:
+                owner[i] = match
+    first = np.flatnonzero(owner == np.arange(n)).astype(np.int64)
+    index = np.empty(n, dtype=np.int64)
+    index[first] = np.arange(first.size)
+    return first, index[owner]
+
+
+def _tiles(shape: tuple[int, int]) -> list[tuple[slice, slice]]:
+    """Tiles of about :data:`BLOCK_ELEMENTS` entries covering a matrix, row blocks first."""
+    n, m = shape
+    cols = max(1, min(m, BLOCK_ELEMENTS))
+    rows = max(1, BLOCK_ELEMENTS // cols)
+    return [
+        (slice(i, i + rows), slice(j, j + cols))
+        for i in range(0, n, rows)
+        for j in range(0, m, cols)
+    ]
+
+
+def _row_fingerprints(W: FloatArray) -> NDArray[np.uint64]:
+    """Fingerprints of the rows of ``W``, one tile at a time."""
+    out = np.zeros(W.shape[0], dtype=np.uint64)
+    for r, c in _tiles(W.shape):
+        tile = W[r, c] + 0.0  # a fresh block, in which −0.0 has become +0.0 (the same number)
+        out[r] += tile.view(np.uint64) @ _weights(c.start, c.start + tile.shape[1])  # mod 2^64
+    return out
+
+
+def _column_fingerprints(W: FloatArray, sums: FloatArray) -> NDArray[np.uint64]:
+    """Fingerprints of the columns of ``W / sums``, one tile at a time."""
+    out = np.zeros(W.shape[1], dtype=np.uint64)
+    for r, c in _tiles(W.shape):
+        tile = W[r, c] / sums[c]
+        tile += 0.0
+        weights = _weights(r.start, r.start + tile.shape[0])
+        out[c] += np.sum(tile.view(np.uint64) * weights[:, None], axis=0)  # mod 2^64
+    return out
+
+
 def reduce_channel(W: FloatArray) -> Reduction:
-    """Apply the exact reductions to ``W`` (rows are inputs)."""
+    """Apply the exact reductions to ``W`` (rows are inputs); ``W`` is never modified."""
     cols = W.sum(axis=0)
-    W1 = W[:, cols > 0]
-    normalised = W1 / W1.sum(axis=0)
-    _, first, inverse = np.unique(normalised.T, axis=0, return_index=True, return_inverse=True)
-    if len(first) < W1.shape[1]:
-        merged = np.zeros((W1.shape[0], len(first)))
-        np.add.at(merged.T, inverse.ravel(), W1.T)
+    W1 = W if (cols > 0).all() else W[:, cols > 0]
+    sums = cols[cols > 0]
+
+    def same_column(a: int, b: int) -> bool:
+        return bool(np.array_equal(W1[:, a] / sums[a], W1[:, b] / sums[b]))
+
+    first, group = _first_of_groups(_column_fingerprints(W1, sums), same_column)
+    if first.size < W1.shape[1]:
+        merged = np.ascontiguousarray(W1[:, first])
+        for j in np.flatnonzero(first[group] != np.arange(W1.shape[1])):
+            merged[:, group[j]] += W1[:, j]  # in column order, as the sum is defined
         W1 = merged
-    _, keep = np.unique(W1, axis=0, return_index=True)
-    keep = np.sort(keep).astype(np.int64)
-    return Reduction(matrix=W1[keep], rows=keep, n_inputs=W.shape[0])
+
+    def same_row(a: int, b: int) -> bool:
+        return bool(np.array_equal(W1[a], W1[b]))
+
+    keep, _ = _first_of_groups(_row_fingerprints(W1), same_row)
+    matrix = W1 if keep.size == W1.shape[0] else W1[keep]
+    return Reduction(matrix=matrix, rows=keep, n_inputs=W.shape[0])

@@ -18,6 +18,7 @@ import bench_funnel
 import bench_lp
 import bench_midp
 import bench_renyi
+import bench_threads
 
 if __name__ == "__main__":
     bench_delta.main()
@@ -27,3 +28,5 @@ if __name__ == "__main__":
     bench_renyi.main()
     bench_lp.main()
     bench_funnel.main()
+    print()
+    bench_threads.main()
