@@ -43,15 +43,27 @@ from dpcap.neighbors import Neighbors, neighbor_pairs
 from dpcap.result import PriorError, ProblemTooLargeError
 from dpcap.solvers import dplp, pairwise
 from dpcap.solvers.mixing import least_weight
+from dpcap.solvers.rounding import gamma
 from dpcap.solvers.status import LP_SOLVERS
 
-__all__ = ["DP_RTOL", "MAX_LP_CONSTRAINTS", "Point", "Problem", "build", "evaluate"]
+__all__ = [
+    "DP_RTOL",
+    "MAX_LP_CONSTRAINTS",
+    "Point",
+    "Problem",
+    "build",
+    "evaluate",
+    "rounding_slack",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 #: Relative slack allowed on a verified DP level: ``level ≤ ε·(1 + DP_RTOL)``.
 DP_RTOL = 1e-9
+
+#: The unit roundoff of float64.
+_U = 2.0**-53
 
 #: Most ratio constraints (ordered pairs × outputs) handed to an LP solver.
 MAX_LP_CONSTRAINTS = 2**23
@@ -75,6 +87,8 @@ class Problem:
     zero_mechanism: FloatArray  # the ε = 0 optimum: one best constant row per component
     d_min: float  # d*(∞)
     d_zero: float  # d*(0)
+    d_min_slack: float  # the rounding allowance of a budget at d*(∞) (see rounding_slack)
+    d_zero_slack: float  # the rounding allowance of a budget at d*(0) (see rounding_slack)
     zero_at_min: bool  # whether d*(0) = d*(∞) exactly (a common argmin in every component)
     components: tuple[FloatArray, FloatArray, FloatArray]  # per component: d*(0), d*(∞), radius
     lp: dplp.MechanismLP | None = None
@@ -82,6 +96,33 @@ class Problem:
 
     def expected(self, W: FloatArray) -> float:
         return math.fsum(np.sum(self.cost * W, axis=1).tolist())
+
+    def expected_error(self, W: FloatArray) -> float:
+        """A bound on ``|expected(W) − Σ p_x ℓ(x, y) W_xy|`` (exact, for the stored data).
+
+        The products ``p_x ℓ`` and ``c·W`` round once each, a row's sum of ``k`` terms by at most
+        ``γ_{k−1}`` of its absolute sum, and the exact sum of the rows once: ``γ_{k+2}``; one
+        more unit covers the bound's own rounding.
+        """
+        return gamma(W.shape[1] + 3) * math.fsum(np.sum(np.abs(self.cost) * W, axis=1).tolist())
+
+    def within(self, W: FloatArray, budget: float) -> bool:
+        """Whether ``W``'s exact expected loss is at most ``budget``, despite rounding."""
+        return self.expected(W) + self.expected_error(W) <= budget
+
+    def level_above(self, W: FloatArray, level: float) -> float:
+        """A float at least the exact ε-DP level of ``W``, from its computed ``level``.
+
+        ``level`` is a largest ``|log W[x, y] − log W[x', y]|``; NumPy's float64 ``log`` is
+        within 4 ulps (``8u·|log w|``), and the difference rounds once, so every computed
+        log-ratio is within ``16u·max|log W| + u·level`` of the exact one, ``max`` over the
+        positive entries (ε-DP is 0/0-blind, and a zero against a positive entry is ∞ exactly).
+        """
+        if not math.isfinite(level):
+            return level  # a support mismatch: ∞ exactly
+        positive = W[W > 0]
+        largest = float(np.max(np.abs(np.log(positive)))) if positive.size else 0.0
+        return level + 16 * _U * largest + 2 * _U * level
 
     def closed_lower(self, eps: float) -> float:
         """A closed-form lower bound on d*(ε), tight as ε → 0.
@@ -179,6 +220,7 @@ def build(
     zero_c = per_component.min(axis=1)
     least_c = np.add.reduceat(cost[order].min(axis=1), starts)
     radius = _eccentricities(first, second, labels.astype(np.int64), order[starts])
+    magnitude = np.add.reduceat(np.abs(cost[order]), starts, axis=0).max(axis=1)
     problem = Problem(
         prior=p,
         loss=loss_arr,
@@ -190,12 +232,32 @@ def build(
         zero_mechanism=zero_mech,
         d_min=0.0,
         d_zero=0.0,
+        d_min_slack=rounding_slack(rows, k, float(np.sum(np.abs(cost[np.arange(rows), best])))),
+        d_zero_slack=rounding_slack(rows, k, float(np.sum(magnitude))),
         zero_at_min=bool(common),
         components=(zero_c, least_c, radius),
     )
     problem.d_min = problem.expected(inf_mech)
     problem.d_zero = problem.expected(zero_mech)
     return problem
+
+
+def rounding_slack(rows: int, outputs: int, magnitude: float) -> float:
+    r"""``γ_{3N+k+8}·A``: how far below ``d*(0)`` or ``d*(∞)`` a budget still counts as reaching it.
+
+    ``N`` is the number of databases, ``k`` of outputs, and ``A`` bounds the sum in absolute values:
+    ``Σ_K max_y Σ_{x∈K} |p_x ℓ(x, y)|`` over the components ``K`` for ``d*(0)``,
+    ``Σ_x |p_x min_y ℓ(x, y)|`` for ``d*(∞)``. It bounds (``docs/mathematics.rst`` §6, §8) the
+    rounding of the computed value (the products ``p_x ℓ`` and the exact sum: ``2u``; for
+    ``d*(0)`` the column of least sum chosen from sums rounded in any order: ``2γ_N``) plus the
+    distance between the data as stored and as written in decimals (each entry of the prior and
+    the loss rounded once, the prior normalised by its rounded sum: ``γ_{N+3}``; D rounded once:
+    ``u``), and the ``γ_{k+3}`` of :meth:`Problem.expected_error` by which a mechanism must
+    beat a budget. A budget written as ``d*(0)`` therefore never lands more than this below the
+    computed value. Not finite (an overflowing loss): 0, no allowance.
+    """
+    slack = gamma(3 * rows + outputs + 8) * magnitude
+    return slack if math.isfinite(slack) else 0.0
 
 
 def _eccentricities(
