@@ -1,11 +1,17 @@
-"""Reachable totals of integer score vectors: the dynamic programme of additive mechanisms."""
+"""Support code of :mod:`dpcap.channel`: the reachable totals of additive mechanisms.
+
+The dynamic programme over integer score vectors that builds additive mechanisms (their reachable
+totals, the rows of a slice, the rows of a database).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["PartialSums"]
+__all__ = ["PartialSums", "database_rows", "neighbor_totals", "slice_rows"]
+
+FloatArray = NDArray[np.float64]
 
 
 class PartialSums:
@@ -47,3 +53,58 @@ class PartialSums:
             values.append(a)
             t -= int(s[a] - s.min())
         return tuple(reversed(values))
+
+
+def neighbor_totals(
+    scores: list[NDArray[np.int64]], entries: list[int], lowest: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Noise rows ``(t, t')``, ``t < t'``, of totals met by databases that differ in one entry.
+
+    ``entries`` holds one entry of each class of entries with equal score vectors (the others
+    give the same pairs); ``lowest`` is the smallest total (row 0 of the noise).
+    """
+    pairs = []
+    for i in entries:
+        totals = PartialSums([s for k, s in enumerate(scores) if k != i]).reachable()
+        own = np.unique(scores[i])
+        a, b = np.triu_indices(len(own), k=1)
+        if not len(a):
+            continue
+        lo = (totals[:, None] + own[a][None, :]).ravel() - lowest
+        hi = (totals[:, None] + own[b][None, :]).ravel() - lowest
+        pairs.append(np.stack([lo, hi], axis=1))
+    if not pairs:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
+    unique = np.unique(np.concatenate(pairs), axis=0)
+    return unique[:, 0].copy(), unique[:, 1].copy()
+
+
+def slice_rows(
+    scores: list[NDArray[np.int64]], group: tuple[int, ...], lowest: int
+) -> tuple[PartialSums, NDArray[np.int64], NDArray[np.int64]]:
+    """The slices of the entries ``group``: one per reachable total of the other entries.
+
+    Returns the partial sums of the other entries (for witnesses), their reachable totals, and
+    the noise rows ``index[k, v]`` of total ``k`` with the group's values ``v`` (in C order).
+    """
+    rest = [k for k in range(len(scores)) if k not in group]
+    sums = PartialSums([scores[k] for k in rest])
+    own = np.zeros(1, dtype=np.int64)
+    for k in group:  # totals of the group's values, in C order
+        own = (own[:, None] + scores[k][None, :]).ravel()
+    totals = sums.reachable()
+    index: NDArray[np.int64] = totals[:, None] + own[None, :] - lowest
+    return sums, totals, index
+
+
+def database_rows(scores: list[NDArray[np.int64]], lowest: int) -> NDArray[np.int64]:
+    """The noise row (total − lowest) of every database of the product domain, in C order."""
+    shape = tuple(len(s) for s in scores)
+    totals = np.zeros(shape, dtype=np.int64)
+    for i, s in enumerate(scores):
+        view = [1] * len(shape)
+        view[i] = -1
+        totals = totals + s.reshape(view)
+    rows: NDArray[np.int64] = totals.ravel() - lowest
+    return rows

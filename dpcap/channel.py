@@ -25,14 +25,17 @@ from numpy.typing import NDArray
 
 from dpcap import _validation as check
 from dpcap import neighbors as relations
-from dpcap._partial_sums import PartialSums
+from dpcap._log_matrix import LOG_ATOL, TINY, log_probabilities, log_product
+from dpcap._partial_sums import PartialSums, database_rows, neighbor_totals, slice_rows
 from dpcap._validation import MAX_DENSE_ELEMENTS
 from dpcap.neighbors import MAX_PAIRS, Neighbors, neighbor_pairs
 from dpcap.result import ChannelError, MechanismError
 
 __all__ = [
+    "LOG_ATOL",
     "MAX_DENSE_ELEMENTS",
     "MAX_PAIRS",
+    "TINY",
     "AdditiveMechanism",
     "Channel",
     "Mechanism",
@@ -47,8 +50,9 @@ IntArray: TypeAlias = NDArray[np.int64]
 class _Stochastic:
     """What channels and mechanisms share: an immutable row-stochastic matrix and a relation."""
 
-    __slots__ = ("_matrix", "_neighbors")
+    __slots__ = ("_log", "_matrix", "_neighbors")
     _matrix: NDArray[np.float64]
+    _log: NDArray[np.float64] | None
     _neighbors: Neighbors
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -58,6 +62,16 @@ class _Stochastic:
     def matrix(self) -> NDArray[np.float64]:
         """The row-stochastic matrix, rows are inputs (read-only)."""
         return self._matrix
+
+    @property
+    def log_matrix(self) -> NDArray[np.float64] | None:
+        """``log W`` where the matrix underflowed, else ``None`` (``docs/mathematics.rst`` §8).
+
+        A probability below :data:`TINY` (about ``2.2e-308``) is held as 0 or a subnormal; the
+        constructors of :mod:`dpcap.mechanisms` keep its closed-form log here (read-only), and
+        the DP metrics take their likelihood ratios from it. ``None`` if ``log W`` says the same.
+        """
+        return self._log
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -91,17 +105,24 @@ class _Stochastic:
         NeighborError
             For an unknown name or malformed pairs (checked against ``shape``).
         """
-        carried = relations.relation(neighbors, self.shape)
-        twin = object.__new__(type(self))
-        for cls in type(self).__mro__:
-            for slot in getattr(cls, "__slots__", ()):
+        return self._twin(type(self), _neighbors=relations.relation(neighbors, self.shape))
+
+    def _twin(self, cls: type, **changed: Any) -> Any:
+        """An object of class ``cls`` sharing this one's (validated) slots, some ``changed``."""
+        twin: Any = object.__new__(cls)
+        for klass in type(self).__mro__:
+            for slot in getattr(klass, "__slots__", ()):
                 if hasattr(self, slot):
                     object.__setattr__(twin, slot, getattr(self, slot))
-        object.__setattr__(twin, "_neighbors", carried)
+        for slot, value in changed.items():
+            object.__setattr__(twin, slot, value)
         return twin
 
     def _same_relation(self, other: _Stochastic) -> bool:
-        return relations.same(self._neighbors, other._neighbors)
+        """Same neighbour relation and same log matrix (what the matrix alone does not say)."""
+        a, b = (x._log_noise if isinstance(x, AdditiveMechanism) else x._log for x in (self, other))
+        same_log = a is b if a is None or b is None else bool(np.array_equal(a, b))
+        return same_log and relations.same(self._neighbors, other._neighbors)
 
     def _relation_repr(self, default: str) -> str:
         if isinstance(self._neighbors, str) and self._neighbors == default:
@@ -129,12 +150,15 @@ class Channel(_Stochastic):
         (:attr:`neighbors`). Default ``"all"``: every pair of inputs, the local-DP reading of a
         channel (and what a plain array gets). The constructors of :mod:`dpcap.mechanisms` set
         the natural one, e.g. ``"line"`` for noise on a line of values.
+    log_matrix : array_like, keyword-only, optional
+        ``log W`` without underflow (:attr:`log_matrix`; default: ``W``'s if it is a channel):
+        within :data:`LOG_ATOL` of ``log W`` where ``W ≥ TINY``, at most ``log TINY`` below.
 
     Raises
     ------
     ChannelError
         If ``W`` is not 2-D, is empty, has a NaN, infinite or negative entry, or a row whose sum
-        is not 1 (the message names the row and its sum).
+        is not 1 (the message names the row and its sum); if ``log_matrix`` disagrees with it.
     NeighborError
         For an unknown relation name or malformed pairs.
 
@@ -150,22 +174,28 @@ class Channel(_Stochastic):
 
     __slots__ = ()
 
-    def __init__(self, W: Any, /, *, neighbors: Neighbors = "all") -> None:
+    def __init__(self, W: Any, /, *, neighbors: Neighbors = "all", log_matrix: Any = None) -> None:
         matrix = check.stochastic_matrix(W, "W")
+        if log_matrix is None and isinstance(W, _Stochastic):
+            log_matrix = W.log_matrix
         object.__setattr__(self, "_matrix", matrix)
+        object.__setattr__(self, "_log", log_probabilities(log_matrix, matrix))
         object.__setattr__(self, "_neighbors", relations.relation(neighbors, (matrix.shape[0],)))
 
     def compose(self, post: Any) -> Channel:
         """The channel ``X → Y → Z``: this channel followed by ``post[y, z] = P(Z=z | Y=y)``.
 
-        The inputs are the same, so the result carries the same neighbour relation.
+        The inputs are the same, so the result carries the same neighbour relation. Entries
+        that underflow get their logs ``log Σ_y exp(log W[x,y] + log post[y,z])`` in
+        :attr:`log_matrix` (dropped above 2^26 terms: the zeros then count as zeros).
         """
         V = check.stochastic_matrix(post, "post")
         if V.shape[0] != self.n_outputs:
             raise ChannelError(
                 f"post must have {self.n_outputs} rows (one per output), got {V.shape[0]}"
             )
-        return Channel(self._matrix @ V, neighbors=self._neighbors)
+        product, logs = log_product(self._matrix, V, self._log, getattr(post, "log_matrix", None))
+        return Channel(product, neighbors=self._neighbors, log_matrix=logs)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -196,6 +226,8 @@ class Mechanism(_Stochastic):
     neighbors : str, array_like or callable, keyword-only
         The neighbour relation between databases that the DP metrics use by default
         (:attr:`neighbors`). Default ``"hamming"``: databases that differ in one entry.
+    log_matrix : array_like, keyword-only, optional
+        ``log W`` computed without underflow, as for :class:`Channel`.
 
     Raises
     ------
@@ -222,7 +254,13 @@ class Mechanism(_Stochastic):
     _shape: tuple[int, ...]
 
     def __init__(
-        self, W: Any, /, shape: Sequence[int], *, neighbors: Neighbors = "hamming"
+        self,
+        W: Any,
+        /,
+        shape: Sequence[int],
+        *,
+        neighbors: Neighbors = "hamming",
+        log_matrix: Any = None,
     ) -> None:
         matrix = check.stochastic_matrix(W, "W")
         dims = check.domain_shape(shape)
@@ -231,7 +269,10 @@ class Mechanism(_Stochastic):
             raise MechanismError(
                 f"shape {dims} describes {rows} databases but W has {matrix.shape[0]} rows"
             )
+        if log_matrix is None and isinstance(W, _Stochastic):
+            log_matrix = W.log_matrix
         object.__setattr__(self, "_matrix", matrix)
+        object.__setattr__(self, "_log", log_probabilities(log_matrix, matrix))
         object.__setattr__(self, "_shape", dims)
         object.__setattr__(self, "_neighbors", relations.relation(neighbors, dims))
 
@@ -276,7 +317,9 @@ class Mechanism(_Stochastic):
         ctx = self._database(context, "context", len(others), others)
         index: tuple[Any, ...] = (*ctx[:entry], slice(None), *ctx[entry:])
         relation = "line" if isinstance(self.neighbors, str) and self.neighbors == "line" else "all"
-        return Channel(self.tensor()[index], neighbors=relation)
+        logs = self.log_matrix
+        part = None if logs is None else logs.reshape(*self._shape, self.n_outputs)[index]
+        return Channel(self.tensor()[index], neighbors=relation, log_matrix=part)
 
     def group(self, entries: Any) -> tuple[int, ...]:
         """Validate a group of entries (an int or a sequence of distinct ints), sorted."""
@@ -423,8 +466,9 @@ class AdditiveMechanism(Mechanism):
     Build one with :meth:`Mechanism.additive`.
     """
 
-    __slots__ = ("_lowest", "_noise", "_scores")
+    __slots__ = ("_log_noise", "_lowest", "_noise", "_scores")
     _noise: NDArray[np.float64]
+    _log_noise: NDArray[np.float64] | None
     _scores: tuple[NDArray[np.int64], ...]
     _lowest: int
 
@@ -457,6 +501,7 @@ class AdditiveMechanism(Mechanism):
             )
         object.__setattr__(self, "_scores", tuple(r.astype(np.int64) for r in rows))
         object.__setattr__(self, "_noise", matrix)
+        object.__setattr__(self, "_log_noise", getattr(noise, "log_matrix", None))
         object.__setattr__(self, "_lowest", lowest)
         object.__setattr__(self, "_shape", tuple(int(r.size) for r in rows))
         object.__setattr__(self, "_neighbors", relations.relation(neighbors, self._shape))
@@ -465,6 +510,11 @@ class AdditiveMechanism(Mechanism):
     def noise(self) -> NDArray[np.float64]:
         """The noise channel; row ``k`` is the output law of the total ``lowest + k``."""
         return self._noise
+
+    @property
+    def log_noise(self) -> NDArray[np.float64] | None:
+        """The :attr:`~Channel.log_matrix` of the noise channel (``None`` if it has none)."""
+        return self._log_noise
 
     @property
     def scores(self) -> tuple[NDArray[np.int64], ...]:
@@ -486,16 +536,29 @@ class AdditiveMechanism(Mechanism):
             return self._matrix
         except AttributeError:
             pass
-        check.dense_size(self.n_inputs, self.n_outputs, f"this additive mechanism {self._shape}")
-        totals = np.zeros(self._shape, dtype=np.int64)
-        for i, s in enumerate(self._scores):
-            view = [1] * len(self._shape)
-            view[i] = -1
-            totals = totals + s.reshape(view)
-        dense = self._noise[totals.ravel() - self._lowest]
+        dense = self._noise[self._rows()]
         dense.setflags(write=False)
         object.__setattr__(self, "_matrix", dense)
         return dense
+
+    @property
+    def log_matrix(self) -> NDArray[np.float64] | None:
+        """The dense :attr:`~Channel.log_matrix`, from the noise's, built on demand."""
+        if self._log_noise is None:
+            return None
+        try:
+            return self._log
+        except AttributeError:
+            pass
+        dense = self._log_noise[self._rows()]
+        dense.setflags(write=False)
+        object.__setattr__(self, "_log", dense)
+        return dense
+
+    def _rows(self) -> IntArray:
+        """The noise row of every database, in C order (under dpcap's memory limit)."""
+        check.dense_size(self.n_inputs, self.n_outputs, f"this additive mechanism {self._shape}")
+        return database_rows(list(self._scores), self._lowest)
 
     def tensor(self) -> NDArray[np.float64]:
         return self.matrix.reshape(*self._shape, self.n_outputs)
@@ -512,17 +575,13 @@ class AdditiveMechanism(Mechanism):
         dims = tuple(self._shape[k] for k in others)
         ctx = self._database(context, "context", len(others), dims)
         base = sum(int(self._scores[k][a]) for k, a in zip(others, ctx, strict=True))
-        return Channel(self._noise[base + self._scores[entry] - self._lowest])
+        rows = base + self._scores[entry] - self._lowest
+        logs = None if self._log_noise is None else self._log_noise[rows]
+        return Channel(self._noise[rows], log_matrix=logs)
 
     def slices(self, group: tuple[int, ...]) -> Slices:
         """One slice per *reachable total* of the other entries (not per context)."""
-        rest = [k for k in range(self.n_entries) if k not in group]
-        sums = PartialSums([self._scores[k] for k in rest])
-        own = np.zeros(1, dtype=np.int64)
-        for k in group:  # totals of the group's values, in C order
-            own = (own[:, None] + self._scores[k][None, :]).ravel()
-        totals = sums.reachable()
-        index = totals[:, None] + own[None, :] - self._lowest
+        sums, totals, index = slice_rows(list(self._scores), group, self._lowest)
         check.dense_size(index.size, self.n_outputs, "the slices of this additive mechanism")
         stack = self._noise[index]
 
@@ -540,22 +599,8 @@ class AdditiveMechanism(Mechanism):
 
     def neighbor_rows(self) -> tuple[IntArray, IntArray]:
         """Pairs of noise rows ``(t, t')`` met by Hamming-neighbouring databases (t < t')."""
-        pairs = []
-        for members in self.entry_classes():
-            i = members[0]
-            totals = PartialSums([s for k, s in enumerate(self._scores) if k != i]).reachable()
-            own = np.unique(self._scores[i])
-            a, b = np.triu_indices(len(own), k=1)
-            if not len(a):
-                continue
-            lo = (totals[:, None] + own[a][None, :]).ravel() - self._lowest
-            hi = (totals[:, None] + own[b][None, :]).ravel() - self._lowest
-            pairs.append(np.stack([lo, hi], axis=1))
-        if not pairs:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty.copy()
-        unique = np.unique(np.concatenate(pairs), axis=0)
-        return unique[:, 0].copy(), unique[:, 1].copy()
+        firsts = [members[0] for members in self.entry_classes()]
+        return neighbor_totals(list(self._scores), firsts, self._lowest)
 
     def reachable_rows(self) -> NDArray[np.float64]:
         """The noise rows of every reachable total (the mechanism's distinct rows)."""
@@ -585,11 +630,13 @@ def as_mechanism(obj: Any, name: str = "M") -> Mechanism:
     """A :class:`Mechanism` from a mechanism, a :class:`Channel` or a 2-D array.
 
     A channel or a plain matrix is a one-entry database: its rows are the values of the entry.
-    A channel keeps the relation it carries; a plain matrix gets ``"hamming"``, which on one
-    entry relates every pair of rows (as ``"all"``).
+    A channel keeps its relation and log matrix (shared, not copied); a plain matrix gets
+    ``"hamming"``, which on one entry relates every pair of rows (as ``"all"``).
     """
     if isinstance(obj, Mechanism):
         return obj
+    if isinstance(obj, Channel):
+        shared: Mechanism = obj._twin(Mechanism, _shape=(obj.n_inputs,))
+        return shared
     matrix = check.stochastic_matrix(obj, name)
-    carried = obj.neighbors if isinstance(obj, Channel) else "hamming"
-    return Mechanism(matrix, (matrix.shape[0],), neighbors=carried)
+    return Mechanism(matrix, (matrix.shape[0],), neighbors="hamming")

@@ -19,12 +19,29 @@ the one the mechanism carries (:attr:`~dpcap.Channel.neighbors`: ``"line"`` for
 ``truncated_geometric``, ``"all"`` for ``randomized_response``, ``"hamming"`` for a database
 mechanism…). A plain array carries nothing: it is a one-entry database under ``"hamming"``, so
 all of its rows are neighbours. ``max_leakage`` needs no relation.
+
+Underflow (``docs/mathematics.rst`` §8): where a mechanism carries a
+:attr:`~dpcap.Channel.log_matrix` (its constructor computed the log-probabilities of entries
+below the smallest normal double in closed form), every likelihood ratio is taken from it, so
+``dp_epsilon(truncated_geometric(1000, 1.0))`` is 1, not ∞; masses still come from the matrix.
+
+Work (``docs/mathematics.rst`` §3): identical rows are merged and only distinct pairs of rows
+are compared. Under all pairs (``"all"``, or ``"hamming"`` on one entry) ε is
+``max_y (max_x log W[x,y] − min_x log W[x,y])``, in ``O(|X|·|Y|)``, two-output mechanisms
+compare their two extreme rows (every metric here is jointly quasi-convex in the pair), and a
+matrix whose rows are a common value with a few exceptions (randomised response) is compared
+through one pair per *kind* of row: two rows whose exceptions fall in different columns give
+the same value for every pair of their kinds. What stays is at most :data:`MAX_PAIR_WORK`
+``pairs × outputs``; above it a metric raises :class:`~dpcap.ProblemTooLargeError` at once
+instead of running for minutes.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,34 +49,189 @@ from numpy.typing import NDArray
 from dpcap import _validation as check
 from dpcap.channel import AdditiveMechanism, as_mechanism
 from dpcap.neighbors import Neighbors, neighbor_pairs
-from dpcap.result import ParameterError
+from dpcap.result import ParameterError, ProblemTooLargeError
 from dpcap.solvers import pairwise
 
-__all__ = ["dp_delta", "dp_delta_curve", "dp_epsilon", "kl_dp", "max_leakage", "renyi_dp", "tv_dp"]
+__all__ = [
+    "MAX_PAIR_WORK",
+    "dp_delta",
+    "dp_delta_curve",
+    "dp_epsilon",
+    "kl_dp",
+    "max_leakage",
+    "renyi_dp",
+    "tv_dp",
+]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Most work a DP metric does, in ``pairs × outputs`` compared after merging identical rows and
+#: pairs (about 10–40 s of numpy at 20–70 ns per element); above it ``ProblemTooLargeError``.
+MAX_PAIR_WORK = 2**29
+
+#: Below this much work the pairs are compared as they come, without looking for structure.
+PLAIN_WORK = 2**22
+
+#: Pairs per block when all pairs of rows are compared (bounded index arrays).
+_BLOCK_PAIRS = 2**20
 
 
-def _setup(M: Any, neighbors: Neighbors | None) -> tuple[Any, Any, Any]:
-    """The rows to compare and the neighbouring pairs among them.
+class _Pairs(NamedTuple):
+    """A block of the work: rows, their log matrix (or None) and unordered pairs ``I < J``."""
+
+    W: FloatArray
+    L: FloatArray | None
+    I: IntArray
+    J: IntArray
+
+
+def _setup(M: Any, neighbors: Neighbors | None, what: str) -> Iterable[_Pairs]:
+    """The rows to compare and the neighbouring pairs among them, in blocks.
 
     The relation is ``neighbors`` if given, else the one ``M`` carries. A structured
     :class:`~dpcap.channel.AdditiveMechanism` under Hamming neighbours compares noise rows of
-    totals that one entry can move between (from the reachable partial sums); anything else
-    compares the rows of the dense matrix.
+    totals that one entry can move between (from the reachable partial sums; all its distinct
+    rows for one entry); all pairs go through :func:`_every_pair`; anything else compares the
+    listed pairs of rows of the dense matrix, identical rows and pairs merged.
     """
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
     if isinstance(mech, AdditiveMechanism) and isinstance(relation, str) and relation == "hamming":
+        if _one_entry_hamming(mech, relation):
+            rows = np.unique(mech.scores[0]) - int(mech.scores[0].min())
+            logs = None if mech.log_noise is None else mech.log_noise[rows]
+            return _every_pair(mech.noise[rows], logs, what)
         I, J = mech.neighbor_rows()
-        return mech.noise, I, J
+        return _listed_pairs(mech.noise, mech.log_noise, I, J, what)
+    if _all_pairs(relation, mech.shape):
+        return _every_pair(mech.matrix, mech.log_matrix, what)
     I, J = neighbor_pairs(mech.shape, relation)
-    return mech.matrix, I, J
+    return _listed_pairs(mech.matrix, mech.log_matrix, I, J, what)
+
+
+def _one_entry_hamming(mech: AdditiveMechanism, relation: Any) -> bool:
+    """Hamming neighbours of a one-entry database: every pair of its distinct values."""
+    return isinstance(relation, str) and relation == "hamming" and mech.n_entries == 1
+
+
+def _refuse(what: str, pairs: int, width: int) -> ProblemTooLargeError:
+    return ProblemTooLargeError(
+        f"{what} would compare {pairs} distinct pairs of rows over {width} outputs "
+        f"({pairs * width} pair-outputs, after merging identical rows and pairs), above dpcap's "
+        f"limit of {MAX_PAIR_WORK} (dpcap.privacy.MAX_PAIR_WORK); pass fewer neighbour pairs "
+        "(neighbors=) or a structured mechanism"
+    )
+
+
+def _listed_pairs(W: FloatArray, L: FloatArray | None, I: Any, J: Any, what: str) -> list[_Pairs]:
+    """The pairs ``(I, J)`` of rows of ``W``, identical rows and pairs merged above PLAIN_WORK."""
+    width = W.shape[1]
+    if len(I) * width > PLAIN_WORK:
+        reps, kind = _distinct_rows(W, L)
+        if len(reps) < W.shape[0]:  # pairs of classes of identical rows
+            I, J = kind[I], kind[J]
+            keep = I != J  # two identical rows: every divergence is 0
+            codes = np.unique(np.minimum(I, J)[keep] * len(reps) + np.maximum(I, J)[keep])
+            I, J = codes // len(reps), codes % len(reps)
+            W, L = W[reps], None if L is None else L[reps]
+        if len(I) * width > MAX_PAIR_WORK:
+            raise _refuse(what, len(I), width)
+    return [_Pairs(W, L, np.asarray(I, dtype=np.int64), np.asarray(J, dtype=np.int64))]
+
+
+def _every_pair(W: FloatArray, L: FloatArray | None, what: str) -> Iterable[_Pairs]:
+    """Every pair of rows of ``W``, with the structure of all pairs used (module docstring)."""
+    n, width = W.shape
+    if n * (n - 1) // 2 * width > PLAIN_WORK:
+        reps, _ = _distinct_rows(W, L)
+        if len(reps) < n:
+            W, L = W[reps], None if L is None else L[reps]
+        n = len(reps)
+        if width <= 2 and n > 2:  # rows on a segment: the two ends are the extreme points
+            key = W[:, 0] if L is None else L[:, 0] - L[:, 1]
+            ends = np.array([np.argmin(key), np.argmax(key)])
+            W, L, n = W[ends], None if L is None else L[ends], 2
+    pairs = n * (n - 1) // 2
+    if pairs * width <= PLAIN_WORK:
+        I, J = np.triu_indices(n, k=1)
+        return [_Pairs(W, L, I.astype(np.int64), J.astype(np.int64))]
+    found = _background_pairs(W, L)
+    if found is not None:
+        return found
+    if pairs * width > MAX_PAIR_WORK:
+        raise _refuse(what, pairs, width)
+    return list(_triangle(W, L, n))
+
+
+def _triangle(W: FloatArray, L: FloatArray | None, n: int) -> Iterator[_Pairs]:
+    """All pairs ``i < j < n`` in blocks of about ``_BLOCK_PAIRS`` (bounded index arrays)."""
+    for I, J in _upper(n, 1):
+        yield _Pairs(W, L, I, J)
+
+
+def _upper(n: int, offset: int) -> Iterator[tuple[IntArray, IntArray]]:
+    """The pairs ``i ≤ j − offset`` of ``range(n)`` in blocks of about ``_BLOCK_PAIRS``."""
+    start = 0
+    while start < n - offset:
+        stop = start + 1
+        while stop < n - offset and (stop - start + 1) * (n - start) <= _BLOCK_PAIRS:
+            stop += 1
+        firsts = np.arange(start, stop, dtype=np.int64)
+        counts = n - offset - firsts
+        I = np.repeat(firsts, counts)
+        J = np.arange(len(I), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        yield I, J + I + offset
+        start = stop
+
+
+def _hash_rows(arrays: list[FloatArray], seed: int = 20261123) -> NDArray[np.uint64]:
+    """A 64-bit hash of each row of the arrays: ``Σ_y bits(A[x, y]) · c_y`` modulo 2^64.
+
+    Equal rows get equal hashes (the ``c_y`` are fixed odd numbers); unequal rows collide with
+    tiny probability, and every caller checks the rows a hash merges.
+    """
+    rng = np.random.default_rng(seed)
+    total = np.zeros(arrays[0].shape[0], dtype=np.uint64)
+    for A in arrays:
+        step = max(1, 2**20 // max(1, A.shape[1]))
+        c = rng.integers(1, 2**63, size=A.shape[1], dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        for start in range(0, A.shape[0], step):
+            bits = (A[start : start + step] + 0.0).view(np.uint64)  # +0.0: one zero, not two
+            total[start : start + step] += (bits * c).sum(axis=1, dtype=np.uint64)
+        total *= np.uint64(0x9E3779B97F4A7C15)
+    return total
+
+
+def _distinct_rows(W: FloatArray, L: FloatArray | None) -> tuple[IntArray, IntArray]:
+    """Representatives of the distinct rows of ``(W, L)`` and the class of every row.
+
+    Rows are grouped by :func:`_hash_rows` in ``O(|X|·|Y|)`` and each is checked against its
+    group's first row: a row that differs (a hash collision) becomes its own class.
+    """
+    arrays = [W] if L is None else [W, L]
+    _, first, kind = np.unique(_hash_rows(arrays), return_index=True, return_inverse=True)
+    reps, kind = first.astype(np.int64), kind.astype(np.int64).ravel()
+    step = max(1, 2**20 // max(1, W.shape[1]))
+    odd: list[int] = []
+    for start in range(0, W.shape[0], step):
+        stop = min(start + step, W.shape[0])
+        same = np.ones(stop - start, dtype=bool)
+        for A in arrays:
+            same &= (A[start:stop] == A[reps[kind[start:stop]]]).all(axis=1)
+        odd.extend(int(i) + start for i in np.flatnonzero(~same))
+    if odd:
+        kind[odd] = len(reps) + np.arange(len(odd))
+        reps = np.concatenate([reps, np.asarray(odd, dtype=np.int64)])
+    return reps, kind
 
 
 def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     """The pure-DP level ``ε = max_{(x,x') neighbours, y} log W[x,y] / W[x',y]`` (nats).
 
     ``0/0`` is ignored (an outcome impossible under both databases); ``p/0`` with ``p > 0``
-    gives ``math.inf``. A mechanism with no neighbouring pairs has ε = 0.
+    gives ``math.inf``. A mechanism with no neighbouring pairs has ε = 0. The logarithms come
+    from ``M.log_matrix`` where ``M`` has one (entries that underflowed; module docstring).
 
     Parameters
     ----------
@@ -67,6 +239,12 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     neighbors : str, array_like or callable, keyword-only, optional
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+
+    Raises
+    ------
+    ProblemTooLargeError
+        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
+        and pairs are merged and the structure of all pairs is used (module docstring).
 
     Examples
     --------
@@ -81,10 +259,13 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
     if _all_pairs(relation, mech.shape) and not isinstance(mech, AdditiveMechanism):
-        return _epsilon_all_pairs(mech.matrix)
-    rows, I, J = _setup(mech, neighbors)
-    value, *_ = pairwise.max_log_ratio(rows, I, J)
-    return value
+        return _epsilon_all_pairs(mech.matrix, mech.log_matrix)
+    if isinstance(mech, AdditiveMechanism) and _one_entry_hamming(mech, relation):
+        rows = np.unique(mech.scores[0]) - int(mech.scores[0].min())
+        logs = None if mech.log_noise is None else mech.log_noise[rows]
+        return _epsilon_all_pairs(mech.noise[rows], logs)
+    blocks = _setup(mech, neighbors, "dp_epsilon")
+    return max((pairwise.max_log_ratio(b.W, b.I, b.J, b.L)[0] for b in blocks), default=0.0)
 
 
 def _all_pairs(relation: Any, shape: tuple[int, ...]) -> bool:
@@ -94,16 +275,22 @@ def _all_pairs(relation: Any, shape: tuple[int, ...]) -> bool:
     return relation == "all" or (relation == "hamming" and len(shape) == 1)
 
 
-def _epsilon_all_pairs(W: NDArray[np.float64]) -> float:
+def _epsilon_all_pairs(W: FloatArray, L: FloatArray | None = None) -> float:
     """ε over all pairs of rows in ``O(|X|·|Y|)``: ``max_y log max_x W[x, y] − log min_x W[x, y]``.
 
     The largest ratio in a column is its largest entry over its smallest; a column of zeros is
     ignored (0/0) and a column with a zero and a positive entry gives ∞. ``fl(log)`` and the
     floating-point difference are monotone, so this is bit for bit the maximum of the pairwise
-    differences ``log W[x, y] − log W[x', y]``.
+    differences ``log W[x, y] − log W[x', y]``. With a log matrix ``L`` the same on ``L``.
     """
     if W.shape[0] < 2:
         return 0.0
+    if L is not None:
+        top_log, bottom_log = L.max(axis=0), L.min(axis=0)
+        used = top_log > -np.inf
+        if not used.any():
+            return 0.0
+        return max(float(np.max(top_log[used] - bottom_log[used])), 0.0)
     top, bottom = W.max(axis=0), W.min(axis=0)
     used = top > 0
     if not used.any():
@@ -138,6 +325,9 @@ def dp_delta(M: Any, /, eps: float, *, neighbors: Neighbors | None = None) -> fl
     ------
     ParameterError
         If ε is negative, NaN or not a single number (a grid goes to :func:`dp_delta_curve`).
+    ProblemTooLargeError
+        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
+        and pairs are merged and the structure of all pairs is used (module docstring).
 
     Examples
     --------
@@ -154,8 +344,7 @@ def dp_delta(M: Any, /, eps: float, *, neighbors: Neighbors | None = None) -> fl
             f"eps must be a single number for dp_delta, got an array of shape {level.shape}; "
             "use dp_delta_curve for a grid of ε"
         )
-    rows, I, J = _setup(M, neighbors)
-    return float(pairwise.hockey_curve(rows, I, J, level.reshape(1))[0])
+    return float(_curve(M, neighbors, level.reshape(1), "dp_delta")[0])
 
 
 def dp_delta_curve(
@@ -183,6 +372,9 @@ def dp_delta_curve(
     ------
     ParameterError
         If an ε is negative or NaN.
+    ProblemTooLargeError
+        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
+        and pairs are merged and the structure of all pairs is used (module docstring).
 
     Examples
     --------
@@ -191,11 +383,15 @@ def dp_delta_curve(
     array([0.287649, 0.      ])
     """
     levels = np.atleast_1d(check.nonnegative(eps, "eps"))
-    rows, I, J = _setup(M, neighbors)
-    curve: NDArray[np.float64] = pairwise.hockey_curve(rows, I, J, levels.ravel()).reshape(
-        levels.shape
-    )
-    return curve
+    curve: FloatArray = _curve(M, neighbors, levels.ravel(), "dp_delta_curve")
+    return curve.reshape(levels.shape)
+
+
+def _curve(M: Any, neighbors: Neighbors | None, levels: FloatArray, what: str) -> FloatArray:
+    out = np.zeros(levels.shape)
+    for b in _setup(M, neighbors, what):
+        np.maximum(out, pairwise.hockey_curve(b.W, b.I, b.J, levels, b.L), out=out)
+    return out
 
 
 def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") -> float:
@@ -210,6 +406,12 @@ def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") 
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
     unit : {"nats", "bits"}, keyword-only
+
+    Raises
+    ------
+    ProblemTooLargeError
+        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
+        and pairs are merged and the structure of all pairs is used (module docstring).
 
     Examples
     --------
@@ -235,14 +437,20 @@ def renyi_dp(
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
     unit : {"nats", "bits"}, keyword-only
+
+    Raises
+    ------
+    ProblemTooLargeError
+        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
+        and pairs are merged and the structure of all pairs is used (module docstring).
     """
     a = check.order(alpha)
     divisor = check.unit_divisor(unit)
-    rows, I, J = _setup(M, neighbors)
     if math.isinf(a):
-        value, *_ = pairwise.max_log_ratio(rows, I, J)
-    else:
-        value, *_ = pairwise.max_divergence(rows, I, J, a)
+        return dp_epsilon(M, neighbors=neighbors) / divisor
+    what = "kl_dp" if a == 1.0 else "renyi_dp"
+    blocks = _setup(M, neighbors, what)
+    value = max((pairwise.max_divergence(b.W, b.I, b.J, a, b.L)[0] for b in blocks), default=0.0)
     return value / divisor
 
 
@@ -255,10 +463,15 @@ def tv_dp(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     neighbors : str, array_like or callable, keyword-only, optional
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+
+    Raises
+    ------
+    ProblemTooLargeError
+        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
+        and pairs are merged and the structure of all pairs is used (module docstring).
     """
-    rows, I, J = _setup(M, neighbors)
-    value, *_ = pairwise.max_tv(rows, I, J)
-    return value
+    blocks = _setup(M, neighbors, "tv_dp")
+    return max((pairwise.max_tv(b.W, b.I, b.J)[0] for b in blocks), default=0.0)
 
 
 def max_leakage(W: Any, /, *, unit: str = "nats") -> float:
@@ -278,3 +491,152 @@ def max_leakage(W: Any, /, *, unit: str = "nats") -> float:
     """
     matrix = check.stochastic_matrix(W, "W")
     return math.log(float(np.sum(np.max(matrix, axis=0)))) / check.unit_divisor(unit)
+
+
+def _background_pairs(W: FloatArray, L: FloatArray | None) -> Iterable[_Pairs] | None:
+    """All pairs of distinct rows whose entries are mostly one common value per row.
+
+    Row x equals a background value ``b_x`` (the most frequent of its entries in five
+    pseudo-random columns) outside a set ``S_x`` of columns. For two rows with
+    disjoint ``S_x``, ``S_x'`` the pair of laws is, up to merging outputs, ``(dev_x, b_x·1,
+    c·b_x)`` against ``(b_x'·1, dev_x', c·b_x')`` with ``c = |Y| − |S_x| − |S_x'|``: it depends
+    only on the *kinds* (background and sorted deviations) of the two rows, and merging outputs
+    whose pairs of probabilities are equal changes no metric here (each is a sum over outputs
+    of a function of the pair, or a maximum of one). So each pair of kinds that has a disjoint
+    pair is compared once, through those merged laws, and the pairs that share a deviating
+    column as they are. ``None`` when this is not less work than all pairs, or too much.
+    """
+    n, m = W.shape
+    arrays = [W] if L is None else [W, L]
+    step = max(1, 2**20 // m)
+    # candidates for the background of each row: its entries in 5 pseudo-random columns
+    picks = np.random.default_rng(20261123).integers(0, m, size=(n, 5))
+    col = np.empty(n, dtype=np.int64)
+    found: list[tuple[IntArray, IntArray]] = []
+    for start in range(0, n, step):
+        rows = np.arange(start, min(start + step, n))
+        same = np.ones((5, len(rows), m), dtype=bool)
+        for A in arrays:
+            same &= A[rows][None, :, :] == A[rows[:, None], picks[rows]].T[:, :, None]
+        best = np.argmax(same.sum(axis=2), axis=0)  # the candidate met most often
+        col[rows] = picks[rows, best]
+        r, c = np.nonzero(~same[best, np.arange(len(rows))])
+        found.append((r + start, c))
+        if sum(len(f[0]) for f in found) > n * m // 8:
+            return None
+    base = [A[np.arange(n), col] for A in arrays]
+    r = np.concatenate([f[0] for f in found]).astype(np.int64)
+    c = np.concatenate([f[1] for f in found]).astype(np.int64)
+    count = np.bincount(r, minlength=n)
+    width = int(count.max(initial=0))
+    if 4 * width > m:
+        return None
+    per_col = np.bincount(c, minlength=m)
+    if int(np.sum(per_col * (per_col - 1) // 2)) * m > MAX_PAIR_WORK:
+        return None
+    overlap = _overlapping_pairs(r, c, n, per_col)
+    # the kind of a row: its background, its number of deviations and their sorted values
+    values = [A[r, c] for A in arrays]
+    order = np.lexsort((*values[::-1], r))
+    rank = np.arange(len(r)) - (np.cumsum(count) - count)[r]
+    padded = []
+    for v in values:
+        table = np.zeros((n, width))
+        table[r, rank] = v[order]
+        padded.append(table)
+    signature = np.concatenate([np.stack([*base, count.astype(np.float64)], axis=1), *padded], 1)
+    reps, kind = _distinct_rows(signature, None)
+    T = len(reps)
+    span = 2 * width + 1
+    if (T * (T + 1) // 2) * span + len(overlap) * m >= min(MAX_PAIR_WORK + 1, n * (n - 1) // 2 * m):
+        return None
+    kinds = _Kinds(
+        size=np.bincount(kind, minlength=T),
+        deviations=count[reps],
+        base=[b[reps] for b in base],
+        dev=[t[reps] for t in padded],
+        width=m,
+    )
+    pair_kinds = np.minimum(kind[overlap // n], kind[overlap % n]) * T + np.maximum(
+        kind[overlap // n], kind[overlap % n]
+    )
+    codes, shared = np.unique(pair_kinds, return_counts=True)
+    first = [_Pairs(W, L, overlap // n, overlap % n)] if len(overlap) else []
+    return itertools.chain(first, _kind_pairs(kinds, codes, shared, L is not None))
+
+
+def _overlapping_pairs(r: IntArray, c: IntArray, n: int, per_col: IntArray) -> IntArray:
+    """Codes ``i·n + j`` (i < j) of the pairs of rows that deviate in a common column."""
+    members = r[np.argsort(c, kind="stable")]
+    firsts = np.cumsum(per_col) - per_col
+    codes = [np.zeros(0, dtype=np.int64)]
+    for g in np.unique(per_col[per_col >= 2]):
+        group = members[firsts[per_col == g][:, None] + np.arange(g)[None, :]]
+        a, b = np.triu_indices(int(g), k=1)
+        lo, hi = np.minimum(group[:, a], group[:, b]), np.maximum(group[:, a], group[:, b])
+        codes.append((lo * n + hi).ravel())
+    found: IntArray = np.unique(np.concatenate(codes))
+    return found
+
+
+class _Kinds(NamedTuple):
+    """The kinds of rows: how many rows, deviations, background values, sorted deviations."""
+
+    size: IntArray
+    deviations: IntArray
+    base: list[FloatArray]
+    dev: list[FloatArray]
+    width: int
+
+
+def _kind_pairs(kinds: _Kinds, codes: IntArray, shared: IntArray, logs: bool) -> Iterator[_Pairs]:
+    """One merged pair of laws per pair of kinds ``A ≤ B`` that has a disjoint pair of rows."""
+    T = len(kinds.size)
+    span = kinds.dev[0].shape[1]
+    slot = np.arange(span)
+    for A, B in _upper(T, 0):
+        size_a, size_b = kinds.size[A], kinds.size[B]
+        total = np.where(A == B, size_a * (size_a - 1) // 2, size_a * size_b)
+        met = np.zeros(len(A), dtype=np.int64)
+        if len(codes):  # pairs of these kinds that share a deviating column
+            at = np.minimum(np.searchsorted(codes, A * T + B), len(codes) - 1)
+            met = np.where(codes[at] == A * T + B, shared[at], 0)
+        keep = total > met
+        A, B = A[keep], B[keep]
+        if not len(A):
+            continue
+        rest = kinds.width - kinds.deviations[A] - kinds.deviations[B]
+        own_a = slot[None, :] < kinds.deviations[A][:, None]
+        own_b = slot[None, :] < kinds.deviations[B][:, None]
+        sides = []
+        for k, (dev, base) in enumerate(zip(kinds.dev, kinds.base, strict=True)):
+            empty = 0.0 if k == 0 else -np.inf
+            x = np.concatenate(
+                [
+                    np.where(own_a, dev[A], empty),
+                    np.where(own_b, base[A][:, None], empty),
+                    _merged(rest, base[A], k)[:, None],
+                ],
+                axis=1,
+            )
+            y = np.concatenate(
+                [
+                    np.where(own_a, base[B][:, None], empty),
+                    np.where(own_b, dev[B], empty),
+                    _merged(rest, base[B], k)[:, None],
+                ],
+                axis=1,
+            )
+            sides.append(np.concatenate([x, y]))
+        P = len(A)
+        I = np.arange(P, dtype=np.int64)
+        yield _Pairs(sides[0], sides[1] if logs else None, I, I + P)
+
+
+def _merged(rest: IntArray, base: FloatArray, k: int) -> FloatArray:
+    """``rest`` outputs of probability ``base`` merged into one: ``rest·base`` or its log."""
+    if k == 0:
+        out: FloatArray = rest * base
+        return out
+    with np.errstate(divide="ignore"):
+        return np.where(rest > 0, np.log(np.maximum(rest, 1)) + base, -np.inf)

@@ -5,6 +5,11 @@ divergence between rows ``W_x`` and ``W_x'``. The pairs come as two index arrays
 (unordered); every kernel here evaluates both orders. Work is done in chunks of pairs whose
 ``pairs × outputs`` size stays near :data:`CHUNK_ELEMENTS`, so memory is bounded whatever the
 number of pairs.
+
+Every kernel but :func:`max_tv` takes an optional ``logW``: the log-probabilities of the rows
+where the matrix underflowed (``docs/mathematics.rst`` §8). Likelihood ratios are then taken
+from it (``log a − log b``), never from the 0 or subnormal the matrix holds; masses still come
+from ``W``, where an underflowed entry weighs less than the smallest normal double.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import logsumexp
 
 from . import divergence
 
@@ -30,6 +36,9 @@ CHUNK_ELEMENTS = 2**16
 #: Largest ε whose e^ε the binned engine forms (e^709 < DBL_MAX); larger ones go the log way.
 HUGE_EPS = 700.0
 
+#: The smallest positive normal double: an entry below it may have lost its value to underflow.
+TINY = float(np.finfo(np.float64).tiny)
+
 
 def chunks(n_pairs: int, width: int) -> Iterator[slice]:
     """Slices of ``range(n_pairs)`` holding about :data:`CHUNK_ELEMENTS` elements each."""
@@ -38,13 +47,15 @@ def chunks(n_pairs: int, width: int) -> Iterator[slice]:
         yield slice(start, min(start + step, n_pairs))
 
 
-def max_log_ratio(W: FloatArray, I: IntArray, J: IntArray) -> tuple[float, int, int, int]:
+def max_log_ratio(
+    W: FloatArray, I: IntArray, J: IntArray, logW: FloatArray | None = None
+) -> tuple[float, int, int, int]:
     """``ε = max_{ordered pairs, y} log W[x,y]/W[x',y]`` and a witness ``(x, x', y)``.
 
     ``0/0`` is skipped (both rows give the outcome probability 0) and ``p/0`` with ``p > 0`` is
     ∞. With no pairs the value is 0 and the witness ``(-1, -1, -1)``.
     """
-    logW = divergence.log(W)
+    logW = divergence.log(W) if logW is None else logW
     best, witness = 0.0, (-1, -1, -1)
     for s in chunks(len(I), W.shape[1]):
         with np.errstate(invalid="ignore"):  # -inf - -inf = nan marks 0/0, skipped below
@@ -60,18 +71,60 @@ def max_log_ratio(W: FloatArray, I: IntArray, J: IntArray) -> tuple[float, int, 
     return best, *witness
 
 
-def max_divergence(W: FloatArray, I: IntArray, J: IntArray, alpha: float) -> tuple[float, int, int]:
+def max_divergence(
+    W: FloatArray, I: IntArray, J: IntArray, alpha: float, logW: FloatArray | None = None
+) -> tuple[float, int, int]:
     """``max_{ordered pairs} D_α(W_x ‖ W_x')`` with its witness pair ``(x, x')``."""
     best, witness = 0.0, (-1, -1)
     for s in chunks(len(I), W.shape[1]):
         a, b = W[I[s]], W[J[s]]
-        for first, second, rows in ((a, b, (I[s], J[s])), (b, a, (J[s], I[s]))):
-            values = divergence.renyi(first, second, alpha)
+        la, lb = (None, None) if logW is None else (logW[I[s]], logW[J[s]])
+        for first, second, logs, rows in (
+            (a, b, (la, lb), (I[s], J[s])),
+            (b, a, (lb, la), (J[s], I[s])),
+        ):
+            if logs[0] is None or logs[1] is None:
+                values = divergence.renyi(first, second, alpha)
+            else:
+                values = renyi_logs(first, logs[0], logs[1], alpha)
             values = np.where(np.isnan(values), np.inf, values)  # never under-report
             k = int(np.argmax(values))
             if values[k] > best or witness[0] < 0:
                 best, witness = float(values[k]), (int(rows[0][k]), int(rows[1][k]))
     return max(best, 0.0), *witness
+
+
+def renyi_logs(p: FloatArray, log_p: FloatArray, log_q: FloatArray, alpha: float) -> FloatArray:
+    """``D_α(p‖q)`` (nats) with the likelihood ratios taken from ``log p − log q``.
+
+    The formulas and branches of ``divergence.renyi`` (α = 0, 1, ∞ exact; ``expm1``/``log1p``
+    near α = 1; ``logsumexp`` elsewhere), with ``p`` the masses (an underflowed one weighs
+    nothing) and the logs ``−∞`` exactly at zeros: a ratio never comes from an underflowed 0.
+    """
+    support = log_p > -np.inf
+    meet = support & (log_q > -np.inf)
+    escapes = np.any(support & ~meet, axis=-1)  # p_y > 0 = q_y somewhere
+    with np.errstate(divide="ignore", invalid="ignore"):  # log 0 = -inf is meant below
+        ratio = np.where(meet, log_p - log_q, 0.0)
+        if alpha == 0.0:
+            return np.asarray(-logsumexp(np.where(support, log_q, -np.inf), axis=-1))
+        if alpha == 1.0:
+            value = np.sum(np.where(meet, p * ratio, 0.0), axis=-1)
+        elif math.isinf(alpha):
+            value = np.max(np.where(meet, ratio, -np.inf), axis=-1, initial=-np.inf)
+        else:
+            z = (alpha - 1.0) * ratio
+            off = np.sum(np.where(support & ~meet, p, 0.0), axis=-1)
+            if np.max(np.abs(z), initial=0.0) <= 1.0 and np.max(off, initial=0.0) <= 0.5:
+                terms = np.where(meet, p * np.expm1(z), np.where(support, -p, 0.0))
+                value = np.log1p(np.sum(terms, axis=-1)) / (alpha - 1.0)
+            else:
+                value = logsumexp(np.where(meet, log_p + z, -np.inf), axis=-1) / (alpha - 1.0)
+    if alpha < 1.0:  # D_α = ∞ exactly when the supports do not meet
+        result: FloatArray = np.where(np.any(meet, axis=-1), value, np.inf)
+    else:
+        result = np.where(escapes, np.inf, value)
+    return result
 
 
 def max_tv(W: FloatArray, I: IntArray, J: IntArray) -> tuple[float, int, int]:
@@ -85,7 +138,9 @@ def max_tv(W: FloatArray, I: IntArray, J: IntArray) -> tuple[float, int, int]:
     return best, *witness
 
 
-def hockey_curve(W: FloatArray, I: IntArray, J: IntArray, eps: FloatArray) -> FloatArray:
+def hockey_curve(
+    W: FloatArray, I: IntArray, J: IntArray, eps: FloatArray, logW: FloatArray | None = None
+) -> FloatArray:
     """The worst hockey-stick divergence ``δ(ε) = max_{ordered pairs} E_{e^ε}(W_x ‖ W_x')``.
 
     Parameters
@@ -93,6 +148,10 @@ def hockey_curve(W: FloatArray, I: IntArray, J: IntArray, eps: FloatArray) -> Fl
     W : (n, k) row-stochastic array
     I, J : int arrays, the unordered pairs
     eps : 1-D array of ε ∈ [0, ∞]
+    logW : (n, k) array, optional
+        ``log W`` where ``W`` underflowed: the ratios are ``exp(log a − log b)``, and every ε
+        whose ``e^ε`` could lift an underflowed mass (``e^ε · k · TINY > 2^-60``) goes the log
+        way (``_escaped_mass``).
 
     Notes
     -----
@@ -113,23 +172,27 @@ def hockey_curve(W: FloatArray, I: IntArray, J: IntArray, eps: FloatArray) -> Fl
     if len(I) == 0 or eps.size == 0:
         return out
     # e^ε overflows past ε ≈ 709.78: such orders (and ∞) are evaluated directly in log form.
-    binned = np.isfinite(eps) & (eps <= HUGE_EPS)
+    limit = HUGE_EPS if logW is None else min(HUGE_EPS, math.log(2.0**-60 / (TINY * W.shape[1])))
+    binned = np.isfinite(eps) & (eps <= limit)
     levels = np.unique(eps[binned])
     if levels.size:
-        out[binned] = _binned_curve(W, I, J, levels)[np.searchsorted(levels, eps[binned])]
+        curve = _binned_curve(W, I, J, levels, logW)
+        out[binned] = curve[np.searchsorted(levels, eps[binned])]
     for k in np.flatnonzero(~binned):
-        out.flat[k] = _escaped_mass(W, I, J, float(eps.flat[k]))
+        out.flat[k] = _escaped_mass(W, I, J, float(eps.flat[k]), logW)
     np.clip(out, 0.0, 1.0, out=out)
     return out
 
 
-def _binned_curve(W: FloatArray, I: IntArray, J: IntArray, levels: FloatArray) -> FloatArray:
+def _binned_curve(
+    W: FloatArray, I: IntArray, J: IntArray, levels: FloatArray, logW: FloatArray | None = None
+) -> FloatArray:
     gamma = np.exp(levels)
     edges = np.unique(np.concatenate([np.exp(-levels), gamma]))
     n_bins = len(edges) + 1
     # Bin j holds ratios in [edges[j-1], edges[j]). The forward order (x, x') at ε_k sums the
     # bins j >= up[k] (ratios r >= e^{ε_k}), the backward order (x', x) the bins j <= down[k]
-    # (r < e^{-ε_k}): prefix sums over the bins, read at those indices. Memory is
+    # (r < e^{-ε_k}): suffix and prefix sums over the bins, read at those indices. Memory is
     # O(rows × (bins + K)) per chunk, never O(K²).
     up = np.searchsorted(edges, gamma) + 1
     down = np.searchsorted(edges, np.exp(-levels))
@@ -139,19 +202,21 @@ def _binned_curve(W: FloatArray, I: IntArray, J: IntArray, levels: FloatArray) -
         a, b = W[I[s]], W[J[s]]
         # a/0 = inf, 0/0 = nan, a/subnormal may overflow to inf: all land in the right bin
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ratio = a / b
+            ratio = a / b if logW is None else np.exp(logW[I[s]] - logW[J[s]])
         rows = a.shape[0]
         index = table.bins(ratio)
         index += (np.arange(rows) * n_bins)[:, None]
         mass_a = np.bincount(index.ravel(), a.ravel(), rows * n_bins).reshape(rows, n_bins)
         mass_b = np.bincount(index.ravel(), b.ravel(), rows * n_bins).reshape(rows, n_bins)
+        # Suffix sums are summed from the top bin down, never as total − prefix: a mass of 1e-18
+        # above e^ε next to a mass of 1 below would vanish in the difference (δ(39) of
+        # randomized_response(3, 40) is 1 − 1/e, not 1).
+        suffix_a = np.cumsum(mass_a[:, ::-1], axis=1)[:, ::-1]
+        suffix_b = np.cumsum(mass_b[:, ::-1], axis=1)[:, ::-1]
+        forward = suffix_a[:, up] - gamma * suffix_b[:, up]
+        np.maximum(best, forward.max(axis=0), out=best)
         prefix_a = np.cumsum(mass_a, axis=1, out=mass_a)
         prefix_b = np.cumsum(mass_b, axis=1, out=mass_b)
-        # suffix from j = total − prefix to j − 1 (up >= 1 always)
-        forward = (prefix_a[:, -1:] - prefix_a[:, up - 1]) - gamma * (
-            prefix_b[:, -1:] - prefix_b[:, up - 1]
-        )
-        np.maximum(best, forward.max(axis=0), out=best)
         backward = prefix_b[:, down] - gamma * prefix_a[:, down]
         np.maximum(best, backward.max(axis=0), out=best)
     return best
@@ -196,13 +261,19 @@ class _BinTable:
         return out
 
 
-def _escaped_mass(W: FloatArray, I: IntArray, J: IntArray, eps: float = math.inf) -> float:
+def _escaped_mass(
+    W: FloatArray,
+    I: IntArray,
+    J: IntArray,
+    eps: float = math.inf,
+    logW: FloatArray | None = None,
+) -> float:
     """``max Σ_y (a_y − e^ε b_y)_+`` for a huge or infinite ε, without forming ``e^ε``.
 
     ``e^ε b_y = exp(ε + log b_y)``, capped at e^709 (already far above any ``a_y ≤ 1``); at
     ε = ∞ only outcomes with ``b_y = 0`` count.
     """
-    logW = divergence.log(W)
+    logW = divergence.log(W) if logW is None else logW
     best = 0.0
     for s in chunks(len(I), W.shape[1]):
         for a, log_b in ((W[I[s]], logW[J[s]]), (W[J[s]], logW[I[s]])):

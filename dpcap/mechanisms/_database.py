@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from dpcap import _validation as check
 from dpcap import neighbors as relations
-from dpcap.channel import AdditiveMechanism, Channel, Mechanism
+from dpcap.channel import TINY, AdditiveMechanism, Channel, Mechanism
 from dpcap.result import ChannelError, ParameterError, ProblemTooLargeError
 
 __all__ = ["counting_query", "one_time_pad", "per_entry", "revealing"]
@@ -103,7 +103,8 @@ def counting_query(n: int, noise: Any) -> AdditiveMechanism:
         raise ChannelError(
             f"noise must have n + 1 = {n + 1} rows (one per count 0..n), got {V.shape[0]}"
         )
-    return Mechanism.additive([[0, 1]] * n, V, neighbors="hamming")
+    # a channel keeps its log matrix (entries that underflow) into the mechanism
+    return Mechanism.additive([[0, 1]] * n, noise if isinstance(noise, Channel) else V)
 
 
 def one_time_pad(m: int) -> Mechanism:
@@ -269,6 +270,8 @@ def per_entry(n: int, noise: Any) -> Mechanism:
     * ε-DP level under the carried relation = the level of ``noise`` under its own relation
       (e.g. the local, all-pairs level for a plain array under ``"hamming"``).
     * Free-lunch capacity ``sup I(X^n; Y^n) = n · C(noise)`` (capacity of a product channel).
+    * Where a product of entries underflows, the mechanism keeps ``log W`` (sums of the logs of
+      ``noise``; :attr:`~dpcap.channel.Mechanism.log_matrix`) for the DP metrics.
 
     References
     ----------
@@ -296,4 +299,16 @@ def per_entry(n: int, noise: Any) -> Mechanism:
     for _ in range(n - 1):
         W = np.kron(W, V).astype(np.float64, copy=False)
     local = noise.neighbors if isinstance(noise, Channel) else "hamming"
-    return Mechanism(W, (m,) * n, neighbors=relations.lift(local, (m,) * n))
+    lifted = relations.lift(local, (m,) * n)
+    log_v = getattr(noise, "log_matrix", None)
+    if log_v is None and not (W < TINY).any():
+        return Mechanism(W, (m,) * n, neighbors=lifted)
+    if log_v is None:
+        log_v = np.full(V.shape, -np.inf)
+        np.log(V, out=log_v, where=V > 0)
+    logs = log_v
+    for _ in range(n - 1):  # log of the Kronecker product: sums of logs
+        logs = (logs[:, None, :, None] + log_v[None, :, None, :]).reshape(
+            logs.shape[0] * m, logs.shape[1] * k
+        )
+    return Mechanism(W, (m,) * n, neighbors=lifted, log_matrix=logs)

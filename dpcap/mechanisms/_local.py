@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from dpcap import _validation as check
-from dpcap.channel import Channel
+from dpcap.channel import TINY, Channel
 from dpcap.result import ParameterError
 
 __all__ = ["binary_symmetric", "erasure", "exponential", "randomized_response"]
@@ -60,7 +60,9 @@ def randomized_response(k: int, eps: float) -> Channel:
       by the uniform prior: ``C = log k + p log p + (k − 1) q log q`` nats.
 
     It is the optimal ε-LDP mechanism in the high-privacy regime for many utilities (Kairouz, Oh
-    and Viswanath 2016). Entries are computed from ``e^{−ε}`` so large ε does not overflow.
+    and Viswanath 2016). Entries are computed from ``e^{−ε}`` so large ε does not overflow; where
+    ``q`` underflows (ε ≳ 708) the channel keeps ``log p = −log1p((k − 1)e^{−ε})`` and
+    ``log q = log p − ε`` (:attr:`~dpcap.channel.Channel.log_matrix`).
 
     References
     ----------
@@ -83,7 +85,12 @@ def randomized_response(k: int, eps: float) -> Channel:
     p = 1.0 / (1.0 + (k - 1) * q_over_p)
     W = np.full((k, k), q_over_p * p)
     np.fill_diagonal(W, p)
-    return Channel(W, neighbors="all")
+    if math.isinf(eps) or q_over_p * p >= TINY:
+        return Channel(W, neighbors="all")
+    log_p = -math.log1p((k - 1) * q_over_p)
+    logs = np.full((k, k), log_p - eps)
+    np.fill_diagonal(logs, log_p)
+    return Channel(W, neighbors="all", log_matrix=logs)
 
 
 def binary_symmetric(p: float) -> Channel:
@@ -256,7 +263,8 @@ def exponential(
     With ``u = −d`` a distortion and a prior p, Mir (2012) shows it is the optimiser of the
     risk–distortion problem ``min I(X; Y)`` s.t. ``E d ≤ D`` when ``base`` is the optimal output
     law (slope ``s = ε/(2Δu)``). Computed in the log domain (``logsumexp``): large utilities do
-    not overflow.
+    not overflow; where an entry underflows the channel keeps these logs
+    (:attr:`~dpcap.channel.Channel.log_matrix`).
 
     References
     ----------
@@ -300,4 +308,6 @@ def exponential(
             sensitivity, "sensitivity", allow_inf=False, positive=True
         )
     logits = log_base[None, :] + (eps / (2.0 * spread)) * u
-    return Channel(np.exp(logits - logsumexp(logits, axis=1, keepdims=True)), neighbors="all")
+    logs = logits - logsumexp(logits, axis=1, keepdims=True)
+    W = np.exp(logs)
+    return Channel(W, neighbors="all", log_matrix=logs if (W < TINY).any() else None)

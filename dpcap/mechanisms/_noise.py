@@ -11,22 +11,24 @@ relation under which its ε is meant (``docs/mathematics.rst`` §3).
 Numerics (``docs/mathematics.rst`` §8): geometric weights are formed as ``exp(-ε·d)`` with the
 ``ε = ∞`` case branched out (no ``0·∞``), prefactors through ``tanh``/``expit``/``expm1`` so
 that ``ε → 0`` keeps its relative accuracy, and Gaussian tails in the log domain. A probability
-smaller than the smallest double (about ``1e-308``) is stored as 0: the channel then has an
-exact zero where the mathematics has a positive number, and DP metrics computed from it report
-``ε = ∞``.
+smaller than the smallest normal double (about ``2.2e-308``) is held in the matrix as 0 or a
+subnormal; the channel then also keeps every log-probability, in closed form
+(:attr:`~dpcap.channel.Channel.log_matrix`), and the DP metrics use those: the level of
+``truncated_geometric(1000, 1.0)`` is exactly 1, not ∞.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit, logsumexp
 
 from dpcap import _validation as check
-from dpcap.channel import Channel
-from dpcap.neighbors import within
+from dpcap.channel import TINY, Channel
+from dpcap.neighbors import Neighbors, within
 from dpcap.result import ParameterError
 
 __all__ = ["discrete_gaussian", "discrete_laplace", "staircase", "truncated_geometric"]
@@ -56,6 +58,13 @@ def _offsets(n: int) -> IntArray:
     return out
 
 
+def _channel(W: FloatArray, logs: Any, relation: Neighbors) -> Channel:
+    """The channel ``W``, with its closed-form log matrix ``logs()`` if an entry underflows."""
+    if not (W < TINY).any():
+        return Channel(W, neighbors=relation)
+    return Channel(W, neighbors=relation, log_matrix=logs())
+
+
 def _decay(eps: float, k: IntArray) -> FloatArray:
     """``e^{-ε k}`` for integers ``k ≥ 0``, with ``ε = ∞`` giving ``[k == 0]`` (no ``0·∞``)."""
     if math.isinf(eps):
@@ -71,12 +80,20 @@ def _clamped(n: int, pmf: FloatArray, tail: FloatArray) -> FloatArray:
     outputs ``0 < y < n`` get ``P(Z = y - x)``; output 0 collects ``P(Z ≤ -x) = P(Z ≥ x)`` and
     output n collects ``P(Z ≥ n - x)``.
     """
-    d = np.abs(_offsets(n))
-    W = pmf[d]
+    W = _toeplitz(pmf)
     x = np.arange(n + 1)
     W[:, 0] = tail[x]
     W[:, n] = tail[n - x]
     return W
+
+
+def _toeplitz(values: FloatArray) -> FloatArray:
+    """``T[x, y] = values[|y − x|]`` on ``{0..n}²``, ``n + 1 = len(values)``, copied from
+    sliding windows of ``values[n], …, values[1], values[0], …, values[n]`` (no index array)."""
+    n = len(values) - 1
+    line = np.concatenate([values[:0:-1], values])  # values[|k|] for k = -n..n
+    out: FloatArray = np.lib.stride_tricks.sliding_window_view(line, n + 1)[::-1].copy()
+    return out
 
 
 # --------------------------------------------------------------------------- additive noise
@@ -119,7 +136,10 @@ def truncated_geometric(n: int, eps: float) -> Channel:
       inputs at distance d the level is exactly ``d·ε``; over all pairs it is ``n·ε``.
     * The prefactors are ``(1 − a)/(1 + a) = tanh(ε/2)`` and ``1/(1 + a) = expit(ε)``, and
       ``a^k = exp(−ε k)``: no cancellation as ``ε → 0`` and no ``0·∞`` at ``ε = ∞``.
-    * Entries below the smallest double (``ε·k ≳ 745``) are stored as 0.
+    * Entries below the smallest normal double (``ε·k ≳ 708``) are held as 0 or subnormals; the
+      channel then keeps ``log W`` in closed form (:attr:`~dpcap.channel.Channel.log_matrix`):
+      ``log tanh(ε/2) − ε|x − y|`` inside, ``−log(1 + a) − ε·x`` and ``−log(1 + a) − ε(n − x)``
+      at the ends.
 
     It is universally utility-maximising among ε-DP count mechanisms for Bayesian consumers
     (Ghosh, Roughgarden, Sundararajan 2012). :func:`discrete_laplace` with ``sensitivity=1`` and
@@ -141,7 +161,7 @@ def truncated_geometric(n: int, eps: float) -> Channel:
     n = check.integer(n, "n", minimum=1)
     eps = check.nonnegative_scalar(eps, "eps")
     _square_size(n, f"truncated_geometric(n={n})")
-    return Channel(_truncated_geometric(n, eps), neighbors="line")
+    return _channel(_truncated_geometric(n, eps), lambda: _truncated_geometric_log(n, eps), "line")
 
 
 def _truncated_geometric(n: int, eps: float) -> FloatArray:
@@ -152,6 +172,15 @@ def _truncated_geometric(n: int, eps: float) -> FloatArray:
     pmf = math.tanh(eps / 2.0) * power  # P(Z = k) = (1-a)/(1+a) a^k
     tail = float(expit(eps)) * power  # P(Z >= k) = a^k / (1+a)
     return _clamped(n, pmf, tail)
+
+
+def _truncated_geometric_log(n: int, eps: float) -> FloatArray | None:
+    """``log W`` of :func:`truncated_geometric` in closed form (``None``: its zeros are exact)."""
+    if eps == 0.0 or math.isinf(eps):
+        return None  # the zeros of [1/2, 0, …, 0, 1/2] and of the identity are exact
+    k = np.arange(n + 1, dtype=np.float64)
+    log_tail = -math.log1p(math.exp(-eps)) - eps * k  # log P(Z >= k) = log(a^k / (1 + a))
+    return _clamped(n, math.log(math.tanh(eps / 2.0)) - eps * k, log_tail)
 
 
 def discrete_laplace(
@@ -232,9 +261,18 @@ def discrete_laplace(
     step = eps / delta
     relation = within(n, delta)
     if mode == "clamp":
-        return Channel(_truncated_geometric(n, step), neighbors=relation)
-    W = _decay(step, np.abs(_offsets(n)))
-    return Channel(W / W.sum(axis=1, keepdims=True), neighbors=relation)
+        W = _truncated_geometric(n, step)
+        return _channel(W, lambda: _truncated_geometric_log(n, step), relation)
+    W = _toeplitz(_decay(step, np.arange(n + 1, dtype=np.int64)))
+
+    def logs() -> FloatArray | None:
+        if math.isinf(step):
+            return None  # the identity: its zeros are exact
+        log_w = _toeplitz(-step * np.arange(n + 1, dtype=np.float64))
+        out: FloatArray = log_w - logsumexp(log_w, axis=1, keepdims=True)
+        return out
+
+    return _channel(W / W.sum(axis=1, keepdims=True), logs, relation)
 
 
 def _gaussian_log_tails(n: int, sigma: float) -> tuple[FloatArray, float]:
@@ -313,7 +351,8 @@ def discrete_gaussian(n: int, sigma: float, *, truncation: str = "clamp") -> Cha
 
     Tails are summed in the log domain (``logaddexp``), with the truncation of the infinite sum
     bounded below double precision (see ``_gaussian_log_tails``). Entries below the smallest
-    double (``z²/(2σ²) ≳ 745``) are stored as 0.
+    normal double (``z²/(2σ²) ≳ 708``) are held as 0 or subnormals, and the channel keeps these
+    logs (:attr:`~dpcap.channel.Channel.log_matrix`).
 
     References
     ----------
@@ -336,13 +375,13 @@ def discrete_gaussian(n: int, sigma: float, *, truncation: str = "clamp") -> Cha
     d = _offsets(n).astype(np.float64)
     log_f = -(d * d) / (2.0 * sigma * sigma)
     if mode == "renormalize":
-        W = np.exp(log_f - logsumexp(log_f, axis=1, keepdims=True))
-        return Channel(W, neighbors="line")
-    log_tails, log_total = _gaussian_log_tails(n, sigma)
-    k = np.arange(n + 1)
-    log_pmf = -(k * k) / (2.0 * sigma * sigma) - log_total
-    W = _clamped(n, np.exp(log_pmf), np.exp(log_tails - log_total))
-    return Channel(W, neighbors="line")
+        log_w = log_f - logsumexp(log_f, axis=1, keepdims=True)
+    else:
+        log_tails, log_total = _gaussian_log_tails(n, sigma)
+        k = np.arange(n + 1)
+        log_pmf = -(k * k) / (2.0 * sigma * sigma) - log_total
+        log_w = _clamped(n, log_pmf, log_tails - log_total)
+    return _channel(np.exp(log_w), lambda: log_w, "line")
 
 
 # --------------------------------------------------------------------------- staircase
@@ -481,7 +520,8 @@ def staircase(n: int, eps: float, *, sensitivity: int = 1, r: int | None = None)
         if width > delta:
             raise ParameterError(f"r must be an integer in [1, sensitivity={delta}], got {r!r}")
     _square_size(n, f"staircase(n={n})")
-    return Channel(_staircase_matrix(n, eps, delta, width), neighbors=within(n, delta))
+    W = _staircase_matrix(n, eps, delta, width)
+    return _channel(W, lambda: _staircase_log(n, eps, delta, width), within(n, delta))
 
 
 def _staircase_matrix(n: int, eps: float, delta: int, r: int) -> FloatArray:
@@ -496,3 +536,25 @@ def _staircase_matrix(n: int, eps: float, delta: int, r: int) -> FloatArray:
     t = np.maximum(r - s, 0) + b * (delta - np.maximum(s, r))
     tail = b_q * (one_minus_b * t + block_mass * b) / denom
     return _clamped(n, pmf, tail)
+
+
+def _staircase_log(n: int, eps: float, delta: int, r: int) -> FloatArray | None:
+    """``log W`` of :func:`staircase` in closed form (``None`` where no positive entry is lost).
+
+    ``log P(i) = log a(r) − εk − ε[j ≥ r]`` and ``log P(Z ≥ i) = −εq + log((1 − b)t(s) + Ab)
+    − log D`` (the notation of :func:`staircase`).
+    """
+    if eps == 0.0 or math.isinf(eps):
+        return None  # all mass at the ends, or Z uniform on a window: the zeros are exact
+    b, one_minus_b = math.exp(-eps), -math.expm1(-eps)
+    log_denom = math.log(2 * r + 2 * b * (delta - r) - one_minus_b)
+    i = np.arange(n + 1, dtype=np.int64)
+    q, s = np.divmod(i, delta)
+    log_pmf = math.log(one_minus_b) - log_denom - eps * q - eps * (s >= r)
+    block = r + b * (delta - r)
+    # t(s) = r − s + b(Δ − r) below the top step; above it t(s) = b(Δ − s) and the factor b
+    # comes out of the log (b itself underflows past ε ≈ 745)
+    inner = np.where(s < r, one_minus_b * (r - s + b * (delta - r)) + block * b, 0.0)
+    inner = np.where(s < r, inner, one_minus_b * (delta - s) + block)
+    log_tail = -eps * (q + (s >= r)) + np.log(inner) - log_denom
+    return _clamped(n, log_pmf.astype(np.float64), log_tail)

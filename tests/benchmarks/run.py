@@ -17,6 +17,7 @@ import bench_delta
 import bench_funnel
 import bench_lp
 import bench_midp
+import bench_privacy_scale
 import bench_renyi
 import bench_threads
 
@@ -28,5 +29,6 @@ if __name__ == "__main__":
     bench_renyi.main()
     bench_lp.main()
     bench_funnel.main()
+    bench_privacy_scale.main()
     print()
     bench_threads.main()
