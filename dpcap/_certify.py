@@ -6,6 +6,10 @@ Every query goes through this module, because a certificate is never taken on a 
 * :func:`bracket` and :func:`batch_bracket` recompute, from the priors an engine returns, the
   bracket ``lower ≤ C ≤ upper`` of any engine model (Shannon, Sibson), mapping the exact
   reductions back to the original channel first (see ``docs/mathematics.rst`` §1);
+* :func:`bracket_at_centre` pairs a prior's lower end with the radius bound at a centre of the
+  solver's own, :func:`tightest` keeps the best ends of several valid brackets, :func:`capped`
+  clips an upper end at ``C_∞`` (valid for every order), and :func:`radius_zero` and
+  :func:`radius_infinity` certify the orders 0 and ∞;
 * :func:`status_of` is the one map from an engine's :class:`~dpcap.solvers.status.EngineStatus`
   to the user's :class:`~dpcap.result.Status`;
 * :func:`conclude` turns a bracket into a status and a message, :func:`conclude_many` does it
@@ -26,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap.result import ConvergenceWarning, Status
-from dpcap.solvers import blahut, rounding
+from dpcap.solvers import blahut, renyi, rounding
 from dpcap.solvers.reduce import Reduction
 from dpcap.solvers.status import EngineStatus
 
@@ -34,9 +38,12 @@ __all__ = [
     "Bracket",
     "batch_bracket",
     "bracket",
+    "bracket_at_centre",
+    "capped",
     "conclude",
     "conclude_many",
     "status_of",
+    "tightest",
     "warn",
 ]
 
@@ -189,6 +196,58 @@ def batch_bracket(
             *_, upper = blahut.bracket(stack, upper_prior, model)
         return lower, np.maximum(upper, lower)
     return rounding.bracket(stack, prior, upper_prior, float(alpha))
+
+
+def capped(matrix: FloatArray, bracket: Bracket) -> Bracket:
+    """``bracket`` with its upper end clipped at :func:`dpcap.solvers.renyi.radius_cap`.
+
+    ``C_α ≤ C_∞ ≤ log min(|X|, |Y|)`` for every order (``docs/mathematics.rst`` §4), so the cap
+    is a certificate of its own; a lower end above it (rounding) is lowered to it.
+    """
+    upper = min(bracket.upper, renyi.radius_cap(matrix))
+    return Bracket(min(bracket.lower, upper), upper, bracket.prior)
+
+
+def bracket_at_centre(
+    matrix: FloatArray, prior: FloatArray, centre: FloatArray, alpha: float
+) -> Bracket:
+    """``I_α^S(p, W) ≤ C_α ≤ max_x D_α(W_x ‖ Q)`` at a prior and a centre of their own.
+
+    The radius bound holds for every output law ``Q`` (``docs/mathematics.rst`` §4); it is
+    evaluated with its rounding allowance by :func:`dpcap.solvers.rounding.divergence_bounds`,
+    the lower end by :func:`bracket` (which centres its own upper end on
+    ``Q_p ∝ (pW^α)^{1/α}``, a map whose rounding is amplified by 1/α: hence a centre here).
+    """
+    lower, upper, prior = bracket(matrix, prior, model=renyi.Sibson(alpha))
+    _, high = rounding.divergence_bounds(matrix[None], centre[None], alpha)
+    upper = min(upper, float(np.max(high)))
+    return Bracket(lower, max(upper, lower), prior)
+
+
+def tightest(brackets: list[Bracket]) -> Bracket:
+    """The tightest bracket from several valid ones: the largest lower end (with its prior)
+    and the smallest upper end."""
+    top = max(brackets, key=lambda b: b.lower)
+    upper = min(b.upper for b in brackets)
+    return Bracket(top.lower, max(upper, top.lower), top.prior)
+
+
+def radius_infinity(matrix: FloatArray) -> Bracket:
+    """The bracket of ``C_∞ = log Σ_y max_x W_xy`` (``docs/mathematics.rst`` §4), rounded out.
+
+    The upper end is :func:`dpcap.solvers.renyi.radius_cap`; the lower end divides the float
+    sum of the column maxima by its summation bound ``1 + γ_k`` and by the largest row sum
+    ``1 + σ`` (§8). The uniform prior attains ``C_∞``.
+    """
+    nx, ny = matrix.shape
+    g = rounding.gamma(ny + 2)
+    total = float(np.sum(np.max(matrix, axis=0)))
+    sigma = float(np.max(np.abs(matrix.sum(axis=1) - 1.0))) + g
+    log_total = float(np.log(total))
+    lower = log_total + float(np.log1p(-g)) - float(np.log1p(sigma))
+    lower = max(lower - 4.0 * rounding.U * abs(log_total), 0.0)
+    upper = max(renyi.radius_cap(matrix), lower)
+    return Bracket(lower, upper, np.full(nx, 1.0 / nx))
 
 
 def radius_zero(matrix: FloatArray) -> Bracket:

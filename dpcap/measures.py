@@ -297,12 +297,14 @@ def augustin_mi(
     """Augustin–Csiszár α-mutual information ``I_α^C(p, W) = min_Q Σ_x p_x D_α(W_x ‖ Q)``.
 
     ``F(Q) = Σ_x p_x D_α(W_x ‖ Q)`` is convex in Q (Rényi divergence is convex in its second
-    argument, van Erven–Harremoës Thm 12), so ``F(Q) − (Σ_y Q_y ∂_yF − min_y ∂_yF)`` is a lower
-    bound at every iterate. Q is found by Newton steps on the simplex with a line search
-    (:func:`dpcap.solvers.renyi.augustin_information`; Augustin's own fixed point
-    ``Q ← Σ_x p_x W_x^{(α)}``, with tilted rows ``W_x^{(α)} ∝ W_x^α Q^{1−α}``, diverges for
-    α ≳ 2). The iteration stops when that certified gap is below ``tol``; the upper end
-    ``F(Q)`` is returned. α = 1 is I(X;Y); α = 0 and ∞ are not defined here (ParameterError).
+    argument, van Erven–Harremoës Thm 12; ``docs/mathematics.rst`` §4), so at every iterate
+    ``F(Q) ≥ I_α^C ≥ F(Q) − gap(Q)`` with ``gap(Q) = max_y (pA)_y/Q_y − 1``, ``A_xy ∝ W_xy^α
+    Q_y^{1−α}`` the tilted rows: zero exactly at Augustin's fixed point ``Q = pA``. Q is found
+    by damped Newton steps in ``log Q`` (:func:`dpcap.solvers.renyi.augustin_information`),
+    everything in the log domain, so that masses far below 1e-300 keep their digits; Augustin's
+    own fixed point ``Q ← pA`` is the fallback step (it alone oscillates for α ≳ 2). The
+    iteration stops when the certified gap is below ``tol``; the upper end ``F(Q)`` is returned.
+    α = 1 is I(X;Y); α = 0 and ∞ are not defined here (ParameterError).
 
     Raises
     ------

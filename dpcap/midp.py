@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from dpcap import _certify
 from dpcap import _validation as check
 from dpcap.channel import as_mechanism
+from dpcap.renyi import ENGINE_ORDER, radius_below_one
 from dpcap.result import CorrelatedLeakageResult, MIDPResult, ProblemTooLargeError
 from dpcap.solvers import blahut, renyi
 
@@ -56,6 +57,9 @@ class _Brackets:
             return
         model: blahut.Model = blahut.SHANNON if alpha == 1.0 else renyi.Sibson(alpha)
         cheap_lower, cheap_upper = _certify.batch_bracket(distinct, uniform, model=model)
+        if alpha != 1.0:  # C_α ≤ C_∞ (docs/mathematics.rst §4), rounded up
+            cheap_upper = np.minimum(cheap_upper, [renyi.radius_cap(W) for W in distinct])
+            cheap_lower = np.minimum(cheap_lower, cheap_upper)
         # A slice whose upper bound at the uniform prior is below the best lower bound of any
         # slice cannot hold the maximum, and one whose cheap bracket is already closed needs
         # nothing more: both keep their cheap bracket; the engine solves the rest.
@@ -63,13 +67,32 @@ class _Brackets:
         lower, upper = cheap_lower.copy(), cheap_upper.copy()
         prior = uniform.copy()
         iterations = np.zeros(len(distinct), dtype=np.int64)
-        if solve.any():
-            sol = blahut.solve(distinct[solve], tol=tol, max_iter=max_iter, model=model)
-            lower[solve], upper[solve] = _certify.batch_bracket(
-                distinct[solve], sol.prior, sol.upper_prior, model=model
+        batch = solve & (alpha >= ENGINE_ORDER)
+        if batch.any():
+            sol = blahut.solve(distinct[batch], tol=tol, max_iter=max_iter, model=model)
+            lower[batch], upper[batch] = _certify.batch_bracket(
+                distinct[batch], sol.prior, sol.upper_prior, model=model
             )
-            prior[solve] = sol.prior
-            iterations[solve] = sol.iterations
+            if alpha != 1.0:
+                upper[batch] = np.minimum(upper[batch], cheap_upper[batch])
+                lower[batch] = np.minimum(lower[batch], upper[batch])
+            prior[batch] = sol.prior
+            iterations[batch] = sol.iterations
+        if alpha < 1.0:
+            # 0 < α < 1: the interior point on the radius centre, one slice at a time, for the
+            # slices the engine did not close or (below ENGINE_ORDER, where the engine fails to
+            # converge) did not try; see dpcap.renyi.radius_below_one
+            for j in np.flatnonzero(solve & (upper - lower > tol)):
+                found, steps, _ = radius_below_one(
+                    distinct[j],
+                    alpha,
+                    tol,
+                    max_iter,
+                    candidates=(_certify.Bracket(lower[j], upper[j], prior[j]),),
+                    engine=False,
+                )
+                lower[j], upper[j], prior[j] = found
+                iterations[j] += steps
         self.lower, self.upper, self.prior = lower, upper, prior
         self.iterations = int(iterations.sum())
         self.solved = len(distinct)
@@ -82,8 +105,9 @@ class _Brackets:
             self.lower, self.upper, self.prior = value, value.copy(), uniform
         else:
             results = [_certify.radius_zero(W) for W in distinct]
-            self.lower = np.array([r.lower for r in results])
-            self.upper = np.array([r.upper for r in results])
+            caps = np.array([renyi.radius_cap(W) for W in distinct])
+            self.upper = np.minimum([r.upper for r in results], caps)
+            self.lower = np.minimum([r.lower for r in results], self.upper)
             self.prior = np.array([r.prior for r in results])
         self.iterations = 0
         self.solved = self.engine = len(distinct)
@@ -223,11 +247,25 @@ def _midp(M: Any, alpha: float, group: Any, tol: Any, max_iter: Any, unit: str) 
         status=status,
         iterations=iterations,
         slices=solved,
-        method="ba" if alpha == 1.0 else f"ba (Rényi order {alpha:g})",
+        method=_method_name(alpha),
         unit=unit,
         message=message,
         tol=tolerance,
     )
+
+
+def _method_name(alpha: float) -> str:
+    """How the slices of order α were solved (α = 0 and ∞ are exact, 0 < α < ENGINE_ORDER by
+    the interior point on the radius centre, the other orders by the BA/Newton engine, below 1
+    with the interior point for the slices it leaves open)."""
+    if alpha == 1.0:
+        return "ba"
+    if alpha == 0.0:
+        return "lp (Rényi order 0)"
+    if math.isinf(alpha):
+        return "closed form (Rényi order inf)"
+    how = "interior point" if alpha < ENGINE_ORDER else "ba"
+    return f"{how} (Rényi order {alpha:g})"
 
 
 def correlated_leakage(

@@ -24,7 +24,7 @@ from dpcap import _validation as check
 from dpcap.capacity import capacity
 from dpcap.measures import mutual_information
 from dpcap.result import CapacityResult, ParameterError, RenyiProfile, SolverError, Status
-from dpcap.solvers import blahut, divergence, pairwise, reduce, renyi
+from dpcap.solvers import blahut, divergence, pairwise, reduce, renyi, renyi_zero
 from dpcap.solvers.status import CONIC_SOLVERS, RENYI_SOLVERS
 
 __all__ = ["alpha_leakage", "renyi_capacity", "renyi_profile"]
@@ -33,9 +33,87 @@ FloatArray = NDArray[np.float64]
 KINDS = ("sibson", "arimoto", "augustin", "naive")
 METHODS = ("auto", "ba", "conic")
 
+#: Largest ``|X| + |Y|`` (distinct rows, all columns) the interior point on the radius centre
+#: (:func:`dpcap.solvers.renyi_zero.solve_centre`) is run on: a step is an LU of that size.
+CENTRE_LIMIT = 3_000
+
+#: From this order up (to 1), the BA/Newton engine is tried first: it is faster on large
+#: channels and converges there, while below it fails on channels whose rows have different
+#: supports (or entries far below 1), more often as α decreases (the sharpness of
+#: ``Q_p ∝ (pW^α)^{1/α}`` grows like 1/α).
+ENGINE_ORDER = 0.5
+
+#: Most steps of the interior point (it takes about 10 to 25).
+CENTRE_STEPS = 200
+
 
 def _model(alpha: float) -> blahut.Model:
     return blahut.SHANNON if alpha == 1.0 else renyi.Sibson(alpha)
+
+
+def radius_below_one(
+    matrix: FloatArray,
+    alpha: float,
+    tol: float,
+    budget: int,
+    *,
+    reduction: reduce.Reduction | None = None,
+    candidates: tuple[_certify.Bracket, ...] = (),
+    initial: FloatArray | None = None,
+    engine: bool | None = None,
+) -> tuple[_certify.Bracket, int, str]:
+    """Certified bracket of ``C_α`` for ``0 < α < 1``: ``(bracket, iterations, note)``.
+
+    The interior point on the radius centre (:func:`dpcap.solvers.renyi_zero.solve_centre`)
+    returns a prior ``p`` and a centre ``Q``; the bracket ``I_α^S(p, W) ≤ C_α ≤ max_x
+    D_α(W_x ‖ Q)`` is recomputed from them (``docs/mathematics.rst`` §4), combined with any
+    ``candidates`` (other valid brackets; nothing runs if one is already closed) and clipped at
+    the trivial cap; ``initial`` (priors on the reduced channel, shape (1, rows)) starts the
+    engine, and ``engine`` overrides the choice below (False: the caller ran it). The BA/Newton
+    engine
+    eliminates ``Q`` through ``Q_p ∝ (pW^α)^{1/α}``, whose sensitivity grows like 1/α, and fails
+    to converge at small orders: it runs first only from :data:`ENGINE_ORDER` up, or on
+    channels with more than :data:`CENTRE_LIMIT` distinct inputs plus outputs, where the
+    interior point does not run at all; below, the interior point runs alone, and above, only
+    if the engine's bracket is open.
+    """
+    if reduction is None:
+        reduction = reduce.reduce_channel(matrix)
+    found = list(candidates)
+    iterations = 0
+    notes: list[str] = []
+
+    def still_open() -> bool:
+        return not found or _certify.tightest(found).upper - _certify.tightest(found).lower > tol
+
+    size = matrix.shape[1] + len(reduction.rows)
+    if engine is None:
+        engine = alpha >= ENGINE_ORDER or size > CENTRE_LIMIT
+    if still_open() and engine:
+        model = renyi.Sibson(alpha)
+        sol = blahut.solve(
+            reduction.matrix[None], tol=tol, max_iter=budget, initial=initial, model=model
+        )
+        found.append(
+            _certify.bracket(
+                matrix, sol.prior[0], sol.upper_prior[0], model=model, reduction=reduction
+            )
+        )
+        iterations += int(sol.iterations[0])
+        notes.append(f"BA/Newton engine ({iterations} iterations)")
+    if still_open() and size <= CENTRE_LIMIT:
+        # duplicate rows removed (their prior mass goes to the first of each group); the
+        # columns are kept, so that the centre is an output law of the original channel
+        rows = reduction.rows
+        centre = renyi_zero.solve_centre(
+            matrix[rows], alpha, tol=0.5 * tol, max_iter=min(budget, CENTRE_STEPS)
+        )
+        prior = np.zeros(matrix.shape[0])
+        prior[rows] = centre.prior
+        found.append(_certify.bracket_at_centre(matrix, prior, centre.output, alpha))
+        iterations += centre.iterations
+        notes.append(f"interior point on the radius centre ({centre.iterations} steps)")
+    return _certify.capped(matrix, _certify.tightest(found)), iterations, "; ".join(notes)
 
 
 def _arimoto_prior(sibson_prior: FloatArray, alpha: float) -> FloatArray:
@@ -81,8 +159,13 @@ def renyi_capacity(
     tol : float
         Certified gap (nats).
     method : {"auto", "ba", "conic"}
-        "auto"/"ba": the shared BA/Newton/interior-point engine with the Sibson model;
-        "conic": cvxpy power cones (Clarabel or SCS), polished and certified by the engine.
+        "auto"/"ba": for α > 1 the shared BA/Newton/interior-point engine with the Sibson
+        model; for 0 < α < 1 a primal–dual interior point on the radius centre ``Q``
+        (:func:`dpcap.solvers.renyi_zero.solve_centre`), which stays well conditioned as α → 0
+        where the engine's ``Q_p ∝ (pW^α)^{1/α}`` does not (from α = :data:`ENGINE_ORDER`
+        up the engine is tried first, and the interior point runs only if it did not close the
+        bracket).
+        "conic": cvxpy power cones (Clarabel or SCS), polished and certified as above.
     solver : str, optional
         cvxpy solver for ``method="conic"`` (Clarabel or SCS for α ≠ 1; case-insensitive).
     max_iter, unit
@@ -91,7 +174,9 @@ def renyi_capacity(
     Returns
     -------
     CapacityResult
-        ``value = upper``; ``prior`` is the optimal prior of the requested ``kind``.
+        ``value = upper``; ``prior`` is the optimal prior of the requested ``kind``. For
+        0 < α < ∞ the upper end never exceeds ``C_∞ = log Σ_y max_x W_xy ≤ log min(|X|, |Y|)``
+        (rounded up), a bound of its own since ``C_α`` is non-decreasing in α.
 
     Examples
     --------
@@ -142,24 +227,26 @@ def renyi_capacity(
         )
         return shannon
     if math.isinf(a):
-        value = math.log(float(np.sum(np.max(matrix, axis=0))))
-        lower = upper = value
-        prior = np.full(matrix.shape[0], 1.0 / matrix.shape[0])
+        lower, upper, prior = _certify.radius_infinity(matrix)
         tag, iterations, note = "closed form", 0, "log Σ_y max_x W[x, y]"
     elif a == 0.0:
-        lower, upper, prior = _certify.radius_zero(matrix)
+        lower, upper, prior = _certify.capped(matrix, _certify.radius_zero(matrix))
         tag, iterations, note = "lp", 0, "primal and dual linear programmes (HiGHS)"
     else:
         reduction = reduce.reduce_channel(matrix)
         model = renyi.Sibson(a)
         initial = None
+        candidates: tuple[_certify.Bracket, ...] = ()
         note = ""
-        tag = "ba"
+        tag = "ba" if a > 1.0 else "interior point"
         if method == "conic":
             from dpcap.solvers import conic
 
             name = RENYI_SOLVERS[0] if solver is None else solver
-            raw = conic.renyi_capacity_conic(reduction.matrix, a, solver=name, tol=tolerance)
+            # below 1 the centre is a candidate too: keep the columns (duplicate rows go)
+            rows = reduction.rows
+            program = matrix[rows] if a < 1.0 else reduction.matrix
+            raw = conic.renyi_capacity_conic(program, a, solver=name, tol=tolerance)
             if not raw.status.usable:
                 raise SolverError(
                     f"{name} failed on the α-capacity program: {raw.message}",
@@ -167,16 +254,39 @@ def renyi_capacity(
                 )
             initial = raw.prior[None]
             tag = f"conic/{name}"
-            note = (
-                f"{name} reported {raw.objective:.12g} ({raw.status.value}); polished by the engine"
+            note = f"{name} reported {raw.objective:.12g} ({raw.status.value})"
+            note += "; polished by the engine" if a > 1.0 else ""
+            if a < 1.0:
+                prior = reduction.prior_back(raw.prior)
+                if raw.output is None:
+                    candidates = (_certify.bracket(matrix, prior, model=model),)
+                else:
+                    candidates = (_certify.bracket_at_centre(matrix, prior, raw.output, a),)
+        if a < 1.0:
+            found, iterations, how = radius_below_one(
+                matrix,
+                a,
+                tolerance,
+                budget,
+                reduction=reduction,
+                candidates=candidates,
+                initial=initial,
             )
-        sol = blahut.solve(
-            reduction.matrix[None], tol=tolerance, max_iter=budget, initial=initial, model=model
-        )
-        lower, upper, prior = _certify.bracket(
-            matrix, sol.prior[0], sol.upper_prior[0], model=model, reduction=reduction
-        )
-        iterations = int(sol.iterations[0])
+            lower, upper, prior = found
+            if note:
+                how = f"polished by the {how}" if how else "certified as returned"
+            note = f"{note}; {how}" if note else how
+        else:
+            sol = blahut.solve(
+                reduction.matrix[None], tol=tolerance, max_iter=budget, initial=initial, model=model
+            )
+            lower, upper, prior = _certify.capped(
+                matrix,
+                _certify.bracket(
+                    matrix, sol.prior[0], sol.upper_prior[0], model=model, reduction=reduction
+                ),
+            )
+            iterations = int(sol.iterations[0])
     if kind == "arimoto":
         prior = _arimoto_prior(prior, a)
     status, message = _certify.conclude(upper - lower, tolerance, iterations=iterations, note=note)
@@ -284,7 +394,10 @@ def renyi_profile(
     ----------
     W : array_like, shape (n_inputs, n_outputs)
     alphas : array_like of α ∈ [0, ∞]
-        Solved in increasing order, each from the previous optimal prior.
+        Solved in increasing order, each order above 1 from the previous optimal prior
+        (orders below 1 as in :func:`renyi_capacity`). Each upper end is the least of the
+        upper ends at its order and above (``C_α`` is non-decreasing), so ``value`` is
+        non-decreasing in α.
     tol, max_iter, unit
         As for :func:`renyi_capacity`.
 
@@ -313,18 +426,23 @@ def renyi_profile(
     lower, upper, diameter = np.zeros(K), np.zeros(K), np.zeros(K)
     priors = np.zeros((K, n))
     iterations = np.zeros(K, dtype=np.int64)
-    status: list[Status] = [Status.CONVERGED] * K
     I, J = np.triu_indices(n, k=1)
     I, J = I.astype(np.int64), J.astype(np.int64)
     reduction = reduce.reduce_channel(matrix)
     warm: FloatArray | None = None
-    for k in np.argsort(grid, kind="stable"):
+    order = np.argsort(grid, kind="stable")
+    for k in order:
         a = float(grid[k])
         if math.isinf(a):
-            lower[k] = upper[k] = math.log(float(np.sum(np.max(matrix, axis=0))))
-            priors[k] = np.full(n, 1.0 / n)
+            lower[k], upper[k], priors[k] = _certify.radius_infinity(matrix)
         elif a == 0.0:
-            lower[k], upper[k], priors[k] = _certify.radius_zero(matrix)
+            lower[k], upper[k], priors[k] = _certify.capped(matrix, _certify.radius_zero(matrix))
+        elif a < 1.0:
+            found, iterations[k], _ = radius_below_one(
+                matrix, a, tolerance, budget, reduction=reduction
+            )
+            lower[k], upper[k], priors[k] = found
+            warm = priors[k][reduction.rows][None]
         else:
             sol = blahut.solve(
                 reduction.matrix[None],
@@ -334,15 +452,25 @@ def renyi_profile(
                 model=_model(a),
             )
             warm = sol.prior
-            lower[k], upper[k], priors[k] = _certify.bracket(
-                matrix, sol.prior[0], sol.upper_prior[0], model=_model(a), reduction=reduction
+            lower[k], upper[k], priors[k] = _certify.capped(
+                matrix,
+                _certify.bracket(
+                    matrix, sol.prior[0], sol.upper_prior[0], model=_model(a), reduction=reduction
+                ),
             )
             iterations[k] = int(sol.iterations[0])
-        status[k] = Status.CONVERGED if upper[k] - lower[k] <= tolerance else Status.MAX_ITER
         if math.isinf(a):
             diameter[k] = pairwise.max_log_ratio(matrix, I, J)[0] if len(I) else 0.0
         else:
             diameter[k] = pairwise.max_divergence(matrix, I, J, a)[0] if len(I) else 0.0
+    # C_α is non-decreasing in α (§4): an upper bound at a larger order bounds every smaller one
+    # (α = ∞ is already in each finite order's cap, rounded up)
+    finite = order[np.isfinite(grid[order])]
+    upper[finite] = np.minimum.accumulate(upper[finite][::-1])[::-1]
+    lower = np.minimum(lower, upper)
+    status: list[Status] = [
+        Status.CONVERGED if upper[k] - lower[k] <= tolerance else Status.MAX_ITER for k in range(K)
+    ]
     status_array, message = _certify.conclude_many(
         status, tolerance, what="orders", note=f"budget {budget} iterations per order"
     )
@@ -356,7 +484,9 @@ def renyi_profile(
         output=priors @ matrix,
         status=status_array,
         iterations=iterations,
-        method="ba (sibson)",
+        method="ba (sibson)"
+        if not np.any((grid > 0) & (grid < 1))
+        else "ba + interior point (sibson)",
         unit=unit,
         message=message,
         tol=tolerance,

@@ -29,7 +29,18 @@ from . import divergence
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-__all__ = ["Sibson", "augustin_information", "sibson_information"]
+__all__ = [
+    "Sibson",
+    "augustin_information",
+    "radius_cap",
+    "sibson_information",
+]
+
+#: Unit roundoff of float64.
+U = 2.0**-53
+
+#: Largest change of any ``log Q_y`` in one step of :func:`augustin_information`.
+MAX_LOG_STEP = 30.0
 
 #: Below this distance to 1, Sibson's information is evaluated in its expm1/log1p form.
 NEAR_ONE = 1e-2
@@ -198,77 +209,193 @@ class Sibson:
         return J
 
 
+def radius_cap(W: FloatArray) -> float:
+    """An upper bound on ``C_α`` valid for every order: ``C_∞ = log Σ_y max_x W_xy``, rounded up.
+
+    ``α ↦ C_α`` is non-decreasing and ``C_∞`` is the closed form above (``docs/mathematics.rst``
+    §4); ``Σ_y max_x W_xy ≤ min(|X|, |Y|)`` (each column's maximum is at most 1, and at most its
+    column sum), so the cap is at most ``log min(|X|, |Y|)``. Both are returned rounded *up*, for
+    the channel whose rows are ``W_x`` divided by their exact sums ``s_x``: the float sum of ``k``
+    non-negative terms is within a relative ``k·u`` of the exact one, a logarithm within 1 ulp,
+    and dividing by ``s_x ≥ 1 − σ`` (``σ`` the largest ``|s_x − 1|``, itself within ``k·u``)
+    raises the sum by at most a factor ``1/(1 − σ)``; so ``log Ŝ − log(1 − σ) + ε(|log Ŝ| + 2k +
+    2)`` (ε the machine epsilon) bounds ``C_∞``, and the next float above ``log min(|X|, |Y|)``
+    bounds that.
+    """
+    eps = float(np.finfo(np.float64).eps)
+    k = int(W.shape[1])
+    total = float(np.sum(np.max(W, axis=0)))
+    sigma = float(np.max(np.abs(W.sum(axis=1) - 1.0)))
+    if not (total > 0 and sigma < 0.5):
+        return math.inf
+    log_total = math.log(total)
+    infinity = log_total - math.log1p(-sigma) + eps * (abs(log_total) + 2 * k + 2)
+    trivial = math.nextafter(math.log(min(int(W.shape[0]), k)), math.inf)
+    return float(min(infinity, trivial))
+
+
 def augustin_information(
     p: FloatArray, W: FloatArray, alpha: float, *, tol: float, max_iter: int
 ) -> tuple[float, float, FloatArray, int]:
     """Augustin–Csiszár α-information ``min_Q F(Q)``, ``F(Q) = Σ_x p_x D_α(W_x ‖ Q)``.
 
     ``F`` is convex in ``Q`` (Rényi divergence is convex in its second argument, van Erven and
-    Harremoës 2014, Thm 12), so at any ``Q`` in the simplex the linearisation gives the lower
-    bound ``F(Q) + min_y ∂_yF − Σ_y Q_y ∂_yF = F(Q) + 1 + min_y ∂_yF`` (``Σ_y Q_y ∂_yF = −1``).
-    ``Q`` is improved by Newton steps on the simplex with an Armijo backtracking line search
-    that keeps ``Q > 0`` (Augustin's plain fixed point ``Q ← Σ_x p_x W_x^{(α)}`` oscillates and
-    diverges for α ≳ 2). With ``A_xy = W_xy^α Q_y^{1−α}/S_x`` (the tilted rows):
+    Harremoës 2014, Thm 12; ``docs/mathematics.rst`` §4), so at any ``Q`` in the simplex the
+    linearisation gives the lower bound ``F(Q) + min_y ∂_yF − Σ_y Q_y ∂_yF``. With the tilted rows
+    ``A_xy = W_xy^α Q_y^{1−α}/S_x`` (``S_x = Σ_y W_xy^α Q_y^{1−α}``), ``∂_yF = −(pA)_y/Q_y`` and
+    ``Σ_y Q_y ∂_yF = −Σ_x p_x``, so the certified gap is
 
-        ∂_yF = −Σ_x p_x A_xy / Q_y,
-        ∂²_{yz}F = α δ_yz Σ_x p_x A_xy / Q_y² + (1−α) Σ_x p_x (A_xy/Q_y)(A_xz/Q_z).
+        gap(Q) = max_y (pA)_y / Q_y − Σ_x p_x,
 
-    Returns ``(F(Q), certified gap, Q, iterations)``; the caller decides what a gap means.
+    zero exactly at Augustin's fixed point ``Q = pA``. Everything is computed in the variables
+    ``u = log Q`` (normalised): the gap's ratios as ``exp(log (pA)_y − u_y)``, with no ``1/Q_y``
+    (masses of 1e-184 gave ``1/Q² = ∞`` and a stalled gap), and the steps in ``u`` too. There
+    ``G(u) = F(e^u/Σe^u)`` has the gradient ``g = Q − pA`` and the Hessian
+
+        H = (α − 1) Σ_x p_x (diag A_x − A_x A_xᵀ) + diag Q − Q Qᵀ,
+
+    positive semi-definite for α > 1 (``G`` is then convex: log-sum-exps of affine functions).
+    Each step is a Newton step (``H d = −g``, ``Σ d = 0``, Jacobi-scaled) on the coordinates where
+    ``H`` has not underflowed and Augustin's step ``d_y = log (pA)_y − u_y`` on the others; when
+    the Newton step is no descent direction (α < 1, where ``G`` need not be convex), the whole
+    step is Augustin's, always a descent direction (``g·d = −Σ (pA − Q)(log pA − log Q) ≤ 0``,
+    and for α < 1 a majorise–minimise step). A backtracking line search accepts a step when
+    ``G`` decreases by Armijo's rule, the change of ``G`` computed by expm1/log1p so that tiny
+    masses keep their digits, or when the certified gap decreases.
+
+    Returns ``(F(Q), certified gap, Q, iterations)`` at the iterate with the least gap seen, with
+    ``Q`` on all of ``W``'s outputs (0 where no row of positive weight has mass); the caller
+    decides what a gap means.
     """
     keep = p > 0
     rows, weights = W[keep], p[keep]
-    cols = rows.sum(axis=0) > 0
-    rows = rows[:, cols]
-    logW = divergence.log(rows)
-    a = float(alpha)
-
-    def evaluate(Q: FloatArray) -> tuple[float, FloatArray, FloatArray]:
-        T = np.where(rows > 0, a * logW + (1.0 - a) * np.log(Q), -np.inf)
-        log_S = _logsumexp(T)
-        A = np.exp(T - log_S[:, None])
-        return float(weights @ log_S) / (a - 1.0), A, log_S
-
-    Q = weights @ rows
-    Q = Q / Q.sum()
-    F, A, _ = evaluate(Q)
-    gap, it = math.inf, 0
-    for it in range(1, max_iter + 1):  # noqa: B007 - the count is returned
-        ratio = A / Q  # A_xy / Q_y
-        grad = -(weights @ ratio)
-        gap = max(-(1.0 + float(grad.min())), 0.0)
-        if gap <= tol:
+    cols = np.flatnonzero(rows.max(axis=0) > 0)
+    problem = _Augustin(rows[:, cols], weights, float(alpha))
+    u = problem.start()
+    point = problem.at(u)
+    best = point
+    iterations = 0
+    for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is returned
+        if best.gap <= tol:
             break
-        H = a * np.diag(weights @ (ratio / Q)) + (1.0 - a) * (ratio.T * weights) @ ratio
-        n = len(Q)
-        K = np.zeros((n + 1, n + 1))
-        K[:n, :n], K[:n, n], K[n, :n] = H, 1.0, 1.0
-        try:
-            step = np.linalg.solve(K, np.r_[-grad, 0.0])[:n]
-        except np.linalg.LinAlgError:
-            step = np.full(n, np.nan)
-        if not np.all(np.isfinite(step)) or grad @ step >= 0:
-            step = (weights @ A) - Q  # the fixed-point direction, damped by the line search
-        t = 1.0
-        negative = step < 0
-        if negative.any():
-            t = min(1.0, 0.99 * float(np.min(-Q[negative] / step[negative])))
-        slope = float(grad @ step)
-        if abs(slope) <= 1e-13 * (1.0 + abs(F)):
-            # the predicted decrease is below F's rounding: F can no longer rank the steps, so
-            # take the (interior) Newton step and let the certified gap judge it
-            trial = np.maximum(Q + t * step, 0.0)
-            Q = trial / trial.sum()
-            F, A, _ = evaluate(Q)
-            continue
-        while t > 1e-16:
-            trial = Q + t * step
-            trial = np.maximum(trial, 0.0)
-            trial = trial / trial.sum()
-            F_trial, A_trial, _ = evaluate(trial)
-            if np.isfinite(F_trial) and F_trial <= F + 1e-4 * t * slope + 1e-15 * abs(F):
-                Q, F, A = trial, F_trial, A_trial
-                break
-            t *= 0.5
+        moved = problem.step(point)
+        if moved is None:
+            break
+        point = moved
+        if point.gap < best.gap:
+            best = point
+    Q = np.zeros(W.shape[1])
+    Q[cols] = np.exp(best.u)
+    return best.F, best.gap, Q, iterations
+
+
+class _AugustinPoint:
+    """``u = log Q`` (normalised) with ``F``, ``log A``, ``log pA`` and the certified gap."""
+
+    __slots__ = ("F", "gap", "log_A", "log_S", "log_pA", "u")
+
+    def __init__(self, u: FloatArray, log_A: FloatArray, log_S: FloatArray, F: float) -> None:
+        self.u, self.log_A, self.log_S, self.F = u, log_A, log_S, F
+        self.log_pA = np.zeros(0)
+        self.gap = math.inf
+
+
+class _Augustin:
+    """The Augustin minimisation of one prior and channel (rows of positive weight, columns
+    that one of them reaches), in the variables ``u = log Q``."""
+
+    def __init__(self, rows: FloatArray, weights: FloatArray, alpha: float) -> None:
+        self.a = alpha
+        self.log_W = divergence.log(rows)
+        self.support = rows > 0
+        self.w = weights
+        self.log_w = np.log(weights)
+        self.mass = float(weights.sum())
+
+    def start(self) -> FloatArray:
+        """``log pW``, normalised."""
+        log_q = _logsumexp((self.log_w[:, None] + self.log_W).T)
+        out: FloatArray = log_q - _logsumexp(log_q)
+        return out
+
+    def at(self, u: FloatArray) -> _AugustinPoint:
+        a = self.a
+        T = np.where(self.support, a * self.log_W + (1.0 - a) * u, -np.inf)
+        log_S = _logsumexp(T)
+        log_A = T - log_S[:, None]
+        point = _AugustinPoint(u, log_A, log_S, float(self.w @ log_S) / (a - 1.0))
+        point.log_pA = _logsumexp((self.log_w[:, None] + log_A).T)
+        # max_y (pA)_y/Q_y − Σ p, the common ratio 1 taken out: expm1 keeps its digits
+        with np.errstate(over="ignore"):  # a far-off start: the gap is ∞
+            ratio = float(np.expm1(np.max(point.log_pA - u)))
+        point.gap = max(ratio + (1.0 - self.mass), 0.0)
+        return point
+
+    def change(self, point: _AugustinPoint, v: FloatArray) -> tuple[float, FloatArray]:
+        """``(G(u + v) − G(u), normalised u + v)``, the difference computed directly."""
+        Q = np.exp(point.u)
+        if np.max(np.abs(v)) <= 1.0:
+            shift = float(np.log1p(Q @ np.expm1(v)))
         else:
-            break  # no decrease possible at working precision: report the certified gap
-    return F, gap, Q, it
+            shift = float(_logsumexp(point.u + v))
+        delta = v - shift
+        z = (1.0 - self.a) * delta
+        A = np.exp(point.log_A)
+        if np.max(np.abs(z)) <= 1.0:
+            per_row = np.log1p(np.sum(A * np.expm1(z), axis=1))
+        else:
+            per_row = _logsumexp(np.where(self.support, point.log_A + z, -np.inf))
+        return float(self.w @ per_row) / (self.a - 1.0), point.u + delta
+
+    def direction(self, point: _AugustinPoint) -> tuple[FloatArray, FloatArray]:
+        """``(d, g)``: the step of the class docstring of :func:`augustin_information`."""
+        Q = np.exp(point.u)
+        pA = np.exp(point.log_pA)
+        g = Q - pA
+        fixed = point.log_pA - point.u  # Augustin's step
+        A = np.exp(point.log_A)
+        wA = self.w[:, None] * A
+        H = (self.a - 1.0) * (np.diag(wA.sum(axis=0)) - A.T @ wA) + np.diag(Q) - np.outer(Q, Q)
+        # G is invariant under u → u + c: fix d = 0 at the largest mass and solve the rest,
+        # Jacobi-scaled (unit diagonal); coordinates whose Hessian underflowed take
+        # Augustin's step instead
+        diag = np.diag(H)
+        anchor = int(np.argmax(point.u))
+        live = diag > 1e-280
+        live[anchor] = False
+        dead = ~live
+        dead[anchor] = False
+        d = np.where(dead, fixed, 0.0)
+        if live.any():
+            scale = 1.0 / np.sqrt(diag[live])
+            K = H[np.ix_(live, live)] * scale[:, None] * scale[None, :]
+            rhs = -(g[live] + H[np.ix_(live, dead)] @ d[dead]) * scale
+            try:
+                with np.errstate(all="ignore"):
+                    d[live] = np.linalg.solve(K, rhs) * scale
+            except np.linalg.LinAlgError:
+                d[live] = np.nan
+        if not np.all(np.isfinite(d)) or float(g @ d) >= 0.0:
+            d = fixed
+        return d, g
+
+    def step(self, point: _AugustinPoint) -> _AugustinPoint | None:
+        """A backtracking line search along :meth:`direction`: Armijo's rule on ``G``, or,
+        where the change of ``G`` is below the rounding of ``G`` itself (it cannot rank the
+        steps), a decrease of the certified gap."""
+        d, g = self.direction(point)
+        slope = float(g @ d)
+        noise = 64.0 * U * (float(self.w @ np.abs(point.log_S)) / abs(self.a - 1.0) + abs(point.F))
+        # no coordinate of log Q moves by more than MAX_LOG_STEP at once (a trust region)
+        t = min(1.0, MAX_LOG_STEP / max(float(np.max(np.abs(d))), 1e-300))
+        floor = t * 1e-15
+        while t > floor:
+            change, u = self.change(point, t * d)
+            trial = self.at(u)
+            if np.isfinite(trial.F):
+                if change <= 1e-4 * t * slope and change <= 0.0:
+                    return trial
+                if abs(change) <= noise and abs(t * slope) <= noise and trial.gap < point.gap:
+                    return trial
+            t *= 0.5
+        return None
