@@ -26,6 +26,10 @@ word:
 * ``lower`` is the larger of the Lagrangian bound of the solver's multipliers
   (:func:`dpcap.solvers.dplp.lagrangian_bound`), valid for *any* multipliers by weak duality,
   a closed-form bound tight as ε → 0, and ``d*(∞) = Σ_x p_x min_y ℓ(x, y)``.
+
+:func:`private_within` and :func:`lower_end` then make both ends hold in floating point
+(:func:`dpcap.optimal_mechanism`): the mechanism's level rounded up is at most ε, the closed
+forms are rounded down.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ __all__ = [
     "Problem",
     "build",
     "evaluate",
+    "lower_end",
+    "private_within",
     "rounding_slack",
 ]
 
@@ -450,3 +456,61 @@ def _mix(
     weight = least_weight(lambda w: problem.level(mixture(w)) <= limit, start)
     mixed = mixture(weight)
     return mixed, weight, problem.level(mixed)
+
+
+# --------------------------------------------------------------------------------------------
+# Certificates that hold in floating point (``docs/mathematics.rst`` §8)
+
+
+def private_within(problem: Problem, W: FloatArray, eps: float) -> tuple[FloatArray, float]:
+    """``W``, or a repair of it, whose *exact* ε-DP level is at most ``eps``, and its level.
+
+    The test is :meth:`Problem.level_above` ``≤ ε``: the computed level rounded up by a bound
+    on its rounding, the rule by which :mod:`dpcap.privacy_distortion` reads a level (its upper
+    end). :func:`evaluate` accepts ``level ≤ ε(1 + DP_RTOL)``; a matrix between the two is
+    lifted (:func:`_lift_normalised`), then mixed with a 0-DP row (:func:`_mix`), at the target
+    ``ε − s·m`` for ``s = 2, 8, 64`` (``m`` the rounding allowance of ``W``'s level), until the
+    test holds; the lift costs about the violations' mass, far less than mixing. The best 0-DP
+    mechanism (entries 0 and 1, level 0 exactly) is the last resort. The level returned is the
+    computed one (:meth:`Problem.level`, as :func:`dpcap.dp_epsilon` gives it).
+    """
+    level = problem.level(W)
+    top = problem.level_above(W, level)
+    if top <= eps:
+        return W, level
+    margin = max(top - level, 2 * _U * eps)
+    for shrink in (2.0, 8.0, 64.0):
+        target = eps - shrink * margin
+        if not (target > 0.0 and math.exp(target) > 1.0):  # the mixing weight needs e^ε > 1
+            break
+        V, _ = _lift_normalised(problem, W, target)
+        if problem.level(V) > target:
+            V, _, _ = _mix(problem, V, target, target)
+        candidate = problem.level(V)
+        if problem.level_above(V, candidate) <= eps:
+            return V, candidate
+    Z = problem.zero_mechanism.copy()
+    return Z, problem.level(Z)
+
+
+def lower_end(problem: Problem, point: Point) -> float:
+    """A lower bound on the exact ``d*(ε)`` of the stored data, from a point of :func:`evaluate`.
+
+    The Lagrangian bound is rigorous as computed (:func:`dpcap.solvers.dplp.lagrangian_bound`
+    subtracts its rounding); the closed forms are moved down by the rounding allowances of
+    :func:`rounding_slack`: ``d*(∞) = d_min`` by :meth:`Problem.expected_error` of the argmin
+    rows, ``d*(0)`` by ``d_zero_slack`` (which covers the rounded per-component sums from which
+    the best column was chosen), and :meth:`Problem.closed_lower` by both allowances, as it is
+    made of the same per-component sums. :func:`evaluate` took ``max(bound, d_min,
+    closed_lower)``: a value above the last two is the bound, kept as it is.
+    """
+    if point.eps == 0.0:
+        return point.upper - problem.d_zero_slack
+    least = problem.d_min - problem.expected_error(problem.inf_mechanism)
+    if math.isinf(point.eps):
+        return least
+    closed = problem.closed_lower(point.eps)
+    if point.lower > max(problem.d_min, closed):
+        return point.lower
+    closed -= problem.d_zero_slack + problem.d_min_slack
+    return min(point.lower, max(least, closed))
