@@ -42,6 +42,7 @@ __all__ = [
     "capped",
     "conclude",
     "conclude_many",
+    "ordered",
     "status_of",
     "tightest",
     "warn",
@@ -198,14 +199,24 @@ def batch_bracket(
     return rounding.bracket(stack, prior, upper_prior, float(alpha))
 
 
+def ordered(lower: float, upper: float, prior: FloatArray) -> Bracket:
+    """A bracket from two bounds, swapped if they cross.
+
+    Each end is a bound of its own, so crossing ends mean a rounding allowance fell short
+    somewhere: swapping keeps both numbers and makes the gap show the inconsistency (which
+    :func:`conclude` then reports if it exceeds the tolerance), where clamping would report a
+    zero-width, "converged" bracket.
+    """
+    return Bracket(min(lower, upper), max(lower, upper), prior)
+
+
 def capped(matrix: FloatArray, bracket: Bracket) -> Bracket:
     """``bracket`` with its upper end clipped at :func:`dpcap.solvers.renyi.radius_cap`.
 
     ``C_α ≤ C_∞ ≤ log min(|X|, |Y|)`` for every order (``docs/mathematics.rst`` §4), so the cap
     is a certificate of its own; a lower end above it (rounding) is lowered to it.
     """
-    upper = min(bracket.upper, renyi.radius_cap(matrix))
-    return Bracket(min(bracket.lower, upper), upper, bracket.prior)
+    return ordered(bracket.lower, min(bracket.upper, renyi.radius_cap(matrix)), bracket.prior)
 
 
 def bracket_at_centre(
@@ -221,7 +232,7 @@ def bracket_at_centre(
     lower, upper, prior = bracket(matrix, prior, model=renyi.Sibson(alpha))
     _, high = rounding.divergence_bounds(matrix[None], centre[None], alpha)
     upper = min(upper, float(np.max(high)))
-    return Bracket(lower, max(upper, lower), prior)
+    return ordered(lower, upper, prior)
 
 
 def tightest(brackets: list[Bracket]) -> Bracket:
@@ -229,7 +240,7 @@ def tightest(brackets: list[Bracket]) -> Bracket:
     and the smallest upper end."""
     top = max(brackets, key=lambda b: b.lower)
     upper = min(b.upper for b in brackets)
-    return Bracket(top.lower, max(upper, top.lower), top.prior)
+    return ordered(top.lower, upper, top.prior)
 
 
 def radius_infinity(matrix: FloatArray) -> Bracket:
@@ -246,8 +257,7 @@ def radius_infinity(matrix: FloatArray) -> Bracket:
     log_total = float(np.log(total))
     lower = log_total + float(np.log1p(-g)) - float(np.log1p(sigma))
     lower = max(lower - 4.0 * rounding.U * abs(log_total), 0.0)
-    upper = max(renyi.radius_cap(matrix), lower)
-    return Bracket(lower, upper, np.full(nx, 1.0 / nx))
+    return ordered(lower, renyi.radius_cap(matrix), np.full(nx, 1.0 / nx))
 
 
 def radius_zero(matrix: FloatArray) -> Bracket:
@@ -284,4 +294,4 @@ def radius_zero(matrix: FloatArray) -> Bracket:
     else:
         worst = -np.log(float(np.min(covered)))
         upper = worst + 4.0 * rounding.U * abs(worst) + 0.0  # + 0.0 turns −0.0 into 0.0
-    return Bracket(float(lower), max(float(upper), float(lower)), solution.prior)
+    return ordered(float(lower), float(upper), solution.prior)

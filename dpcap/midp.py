@@ -53,7 +53,7 @@ class _Brackets:
         uniform = np.full(distinct.shape[:2], 1.0 / distinct.shape[1])
         self.first, self.inverse = first, inverse
         if math.isinf(alpha) or alpha == 0.0:
-            self._exact(distinct, alpha, uniform)
+            self._exact(distinct, alpha)
             return
         model: blahut.Model = blahut.SHANNON if alpha == 1.0 else renyi.Sibson(alpha)
         cheap_lower, cheap_upper = _certify.batch_bracket(distinct, uniform, model=model)
@@ -98,17 +98,15 @@ class _Brackets:
         self.solved = len(distinct)
         self.engine = int(solve.sum())
 
-    def _exact(self, distinct: FloatArray, alpha: float, uniform: FloatArray) -> None:
+    def _exact(self, distinct: FloatArray, alpha: float) -> None:
         """α = ∞ (closed form) or α = 0 (one linear programme per distinct slice)."""
         if math.isinf(alpha):
-            value = np.log(np.sum(np.max(distinct, axis=1), axis=-1))
-            self.lower, self.upper, self.prior = value, value.copy(), uniform
+            results = [_certify.radius_infinity(W) for W in distinct]
         else:
-            results = [_certify.radius_zero(W) for W in distinct]
-            caps = np.array([renyi.radius_cap(W) for W in distinct])
-            self.upper = np.minimum([r.upper for r in results], caps)
-            self.lower = np.minimum([r.lower for r in results], self.upper)
-            self.prior = np.array([r.prior for r in results])
+            results = [_certify.capped(W, _certify.radius_zero(W)) for W in distinct]
+        self.lower = np.array([r.lower for r in results])
+        self.upper = np.array([r.upper for r in results])
+        self.prior = np.array([r.prior for r in results])
         self.iterations = 0
         self.solved = self.engine = len(distinct)
 

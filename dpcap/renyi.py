@@ -467,7 +467,7 @@ def renyi_profile(
     # (α = ∞ is already in each finite order's cap, rounded up)
     finite = order[np.isfinite(grid[order])]
     upper[finite] = np.minimum.accumulate(upper[finite][::-1])[::-1]
-    lower = np.minimum(lower, upper)
+    lower, upper = np.minimum(lower, upper), np.maximum(lower, upper)  # crossing ends: see ordered
     status: list[Status] = [
         Status.CONVERGED if upper[k] - lower[k] <= tolerance else Status.MAX_ITER for k in range(K)
     ]

@@ -306,6 +306,7 @@ class _Augustin:
 
     def __init__(self, rows: FloatArray, weights: FloatArray, alpha: float) -> None:
         self.a = alpha
+        self.rows = rows
         self.log_W = divergence.log(rows)
         self.support = rows > 0
         self.w = weights
@@ -323,7 +324,13 @@ class _Augustin:
         T = np.where(self.support, a * self.log_W + (1.0 - a) * u, -np.inf)
         log_S = _logsumexp(T)
         log_A = T - log_S[:, None]
-        point = _AugustinPoint(u, log_A, log_S, float(self.w @ log_S) / (a - 1.0))
+        if abs(a - 1.0) < NEAR_ONE:
+            # F = Σ p_x D_α(W_x ‖ Q): log S/(α − 1) would divide its rounding by |α − 1|; the
+            # divergence's expm1/log1p form near 1 keeps full accuracy
+            F = float(self.w @ divergence.renyi(self.rows, np.exp(u), a))
+        else:
+            F = float(self.w @ log_S) / (a - 1.0)
+        point = _AugustinPoint(u, log_A, log_S, F)
         point.log_pA = _logsumexp((self.log_w[:, None] + log_A).T)
         # max_y (pA)_y/Q_y − Σ p, the common ratio 1 taken out: expm1 keeps its digits
         with np.errstate(over="ignore"):  # a far-off start: the gap is ∞

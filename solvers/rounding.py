@@ -38,10 +38,14 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-__all__ = ["U", "bracket", "divergence_bounds", "gamma"]
+__all__ = ["SMALLEST", "SMALLEST_NORMAL", "U", "bracket", "divergence_bounds", "gamma"]
 
 #: Unit roundoff of float64 (round to nearest).
 U = 2.0**-53
+#: The smallest positive normal double (about 2.2e-308): below it a float has lost digits.
+SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+#: The smallest positive double (a subnormal, about 4.9e-324).
+SMALLEST = float(np.nextafter(0.0, 1.0))
 #: Absolute slack for subnormal products and sums (far below any tolerance a user can ask for).
 _TINY_SLACK = 1e-300
 #: Number of Taylor terms of ``h_α`` after ``t²/2`` (|t|·max(1, α) ≤ 1/16: 16⁻¹⁵ < 2⁻⁶⁰).
@@ -185,10 +189,13 @@ def _rows(W: FloatArray, Q: FloatArray, alpha: float) -> tuple[FloatArray, Float
     s_lo, s_hi = s * (1.0 - g), s * (1.0 + g)
     S = Q.sum(axis=1)
     positive = Q > 0
-    normal = np.finfo(np.float64).tiny <= Q
+    normal = SMALLEST_NORMAL <= Q
     support = W > 0
     escapes = (support & ~positive).any(axis=1)
     awkward = (support & positive & ~normal).any(axis=1)  # a subnormal centre: log domain
+    # a subnormal ratio r = W/Q (W below TINY·Q) has lost up to half its digits, and at small
+    # orders h_α(r) depends on log r: those rows are evaluated from log W − log Q instead
+    awkward |= (support & (W < SMALLEST_NORMAL * Q)).any(axis=1)
     every = bool(normal.all())
     keep = None if every else normal
     Qs = Q if every else np.where(normal, Q, 1.0)
@@ -211,6 +218,7 @@ def _rows(W: FloatArray, Q: FloatArray, alpha: float) -> tuple[FloatArray, Float
     v_max = d_abs / s_lo * (1.0 + 2.0 * U)
     lo, hi = _combine(H - H_err, H + H_err, v_max, s_lo, s_hi, alpha)
     awkward |= ~np.isfinite(hi)  # near-disjoint supports at α < 1: the log domain is exact
+    awkward |= v_max >= 0.5  # a row far from summing to S: the mean-value bound needs |v| ≪ 1
     if alpha >= 1.0:
         hi = np.where(escapes, np.inf, hi)
         awkward &= ~escapes
@@ -321,7 +329,7 @@ def _shannon_centre(W: FloatArray, p: FloatArray) -> FloatArray:
     q: FloatArray = np.einsum("bx,bxy->by", p, W)
     if (q > 0).all():
         return q
-    tiny = float(np.nextafter(0.0, 1.0))
+    tiny = SMALLEST
     for b in np.flatnonzero((q <= 0).any(axis=-1)):
         rows = W[b, p[b] > 0]
         reached = (rows > 0).any(axis=0)  # reached, but every product may have underflowed
@@ -364,7 +372,7 @@ def _sibson_centre(W: FloatArray, p: FloatArray, alpha: float) -> tuple[FloatArr
         scaled = ell / alpha
         peak = np.max(np.where(np.isfinite(scaled), scaled, -np.inf), axis=-1, keepdims=True)
         Q = np.where(np.isfinite(scaled), np.exp(scaled - peak), 0.0)
-    tiny = float(np.nextafter(0.0, 1.0))
+    tiny = SMALLEST
     Q = np.where(np.isfinite(scaled) & (Q <= 0), tiny, Q)
     Q = Q / np.sum(Q, axis=-1, keepdims=True)  # one more rounding: inside the 8u slack below
     big_p = np.max(np.where(p > 0, np.abs(np.where(p > 0, log_p, 0.0)), 0.0), axis=-1)
@@ -423,17 +431,21 @@ def _power_mean_lower(p: FloatArray, D: FloatArray, alpha: float) -> FloatArray:
 def _centre_cost(Q: FloatArray, kappa: FloatArray, nx: int, alpha: float) -> FloatArray:
     """Upper bound on ``D_α(Q_p ‖ Q/S)`` when ``|Q_p,y/Q̃_y − 1| ≤ κ`` (plus subnormal slack).
 
-    ``D_α ≤ D_2 = log(1 + χ²) ≤ χ²`` for α ≤ 2 and ``D_α ≤ α/(α−1) log max(1 + κ_y)`` for
-    α > 2, with ``κ_y = κ + η/Q_y`` where η bounds the absolute error of a subnormal mass.
+    ``D_α ≤ D_2 = log(1 + χ²) ≤ χ²`` for α ≤ 2 and ``D_α = (1/(α−1)) log Σ_y Q̃_y (Q_p,y /
+    Q̃_y)^α ≤ (1/(α−1)) log Σ_y Q̃_y (1 + κ_y)^α`` for α > 2 (each ``κ_y`` weighted by its own
+    mass), with ``κ_y = κ + η/Q_y`` where η bounds the absolute error of a subnormal mass.
     """
-    eta = 4.0 * nx * float(np.nextafter(0.0, 1.0))
+    eta = 4.0 * nx * SMALLEST
     S = np.sum(Q, axis=-1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ky = np.where(Q > 0, kappa[:, None] + eta / np.where(Q > 0, Q, 1.0), 0.0)
         if alpha <= 2.0:
             cost = np.sum(np.where(Q > 0, ky * ky * Q, 0.0), axis=-1) / S
         else:
-            cost = alpha / (alpha - 1.0) * np.log1p(np.max(ky, axis=-1))
+            logs = np.where(Q > 0, np.log(np.where(Q > 0, Q, 1.0)) + alpha * np.log1p(ky), -np.inf)
+            top = np.max(logs, axis=-1)
+            total = top + np.log(np.sum(np.exp(logs - top[:, None]), axis=-1)) - np.log(S)
+            cost = np.maximum(total, 0.0) / (alpha - 1.0)
     out: FloatArray = np.where(np.isfinite(cost), cost * 1.01 + _TINY_SLACK, np.inf)
     return out
 
@@ -475,5 +487,6 @@ def bracket(
     trivial = math.log(min(nx, ny)) * (1.0 + 4.0 * U)
     upper = np.minimum(np.max(D_hi, axis=-1), trivial)
     lower = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, None)
-    lower = np.minimum(lower, upper)
-    return lower, upper
+    # ends that cross (they should not: each is a bound) are swapped, not clamped, so that the
+    # gap shows the inconsistency instead of reporting a zero-width bracket
+    return np.minimum(lower, upper), np.maximum(lower, upper)

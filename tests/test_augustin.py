@@ -240,3 +240,14 @@ def test_order_near_one_is_shannon(delta: float) -> None:
     assert dpcap.augustin_mi(p, W, 1.0) == pytest.approx(shannon, abs=1e-13)
     assert dpcap.augustin_mi(p, W, 1.0 + delta) == pytest.approx(shannon, abs=1e-5)
     assert math.isfinite(dpcap.augustin_mi(p, W, 1.0 + delta))
+
+
+@pytest.mark.parametrize("delta", [1e-12, -1e-12, 1e-10, -1e-10])
+def test_orders_next_to_one_are_shannon_to_first_order(delta: float) -> None:
+    """``|I_α^C − I| = O(|α − 1|)``: the value divided its rounding by |α − 1| before (−2.1e-7 at
+    α = 1 + 1e-10, 1.7e-4 at 1 − 1e-12)."""
+    rng = np.random.default_rng(1)
+    W = rng.dirichlet(np.ones(3), size=3)
+    p = rng.dirichlet(np.ones(3))
+    shannon = dpcap.mutual_information(p, W)
+    assert abs(dpcap.augustin_mi(p, W, 1.0 + delta) - shannon) <= 10 * abs(delta) + 1e-14
