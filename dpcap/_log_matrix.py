@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from dpcap import _validation as check
 from dpcap.result import ChannelError
+from dpcap.solvers import rounding
 
 __all__ = ["LOG_ATOL", "MAX_LOG_PRODUCT_TERMS", "TINY", "log_probabilities", "log_product"]
 
@@ -21,7 +22,7 @@ FloatArray = NDArray[np.float64]
 
 #: The smallest positive normal double (about 2.2e-308). A probability below it is held as 0 or
 #: as a subnormal, and its value is lost to underflow (``docs/mathematics.rst`` §8).
-TINY = float(np.finfo(np.float64).tiny)
+TINY = rounding.SMALLEST_NORMAL
 
 #: Largest ``|log_matrix − log W|`` allowed where ``W`` is a normal double (1e-8 relative on W).
 LOG_ATOL = 1e-8

@@ -47,7 +47,7 @@ from dpcap.neighbors import Neighbors, neighbor_pairs
 from dpcap.result import PriorError, ProblemTooLargeError
 from dpcap.solvers import dplp, pairwise
 from dpcap.solvers.mixing import least_weight
-from dpcap.solvers.rounding import gamma
+from dpcap.solvers.rounding import U, gamma
 from dpcap.solvers.status import LP_SOLVERS
 
 __all__ = [
@@ -69,7 +69,6 @@ IntArray = NDArray[np.int64]
 DP_RTOL = 1e-9
 
 #: The unit roundoff of float64.
-_U = 2.0**-53
 
 #: Most ratio constraints (ordered pairs × outputs) handed to an LP solver.
 MAX_LP_CONSTRAINTS = 2**23
@@ -128,7 +127,7 @@ class Problem:
             return level  # a support mismatch: ∞ exactly
         positive = W[W > 0]
         largest = float(np.max(np.abs(np.log(positive)))) if positive.size else 0.0
-        return level + 16 * _U * largest + 2 * _U * level
+        return level + 16 * U * largest + 2 * U * level
 
     def closed_lower(self, eps: float) -> float:
         """A closed-form lower bound on d*(ε), tight as ε → 0.
@@ -478,7 +477,7 @@ def private_within(problem: Problem, W: FloatArray, eps: float) -> tuple[FloatAr
     top = problem.level_above(W, level)
     if top <= eps:
         return W, level
-    margin = max(top - level, 2 * _U * eps)
+    margin = max(top - level, 2 * U * eps)
     for shrink in (2.0, 8.0, 64.0):
         target = eps - shrink * margin
         if not (target > 0.0 and math.exp(target) > 1.0):  # the mixing weight needs e^ε > 1

@@ -50,7 +50,7 @@ from dpcap import _validation as check
 from dpcap.channel import AdditiveMechanism, as_mechanism
 from dpcap.neighbors import Neighbors, neighbor_pairs
 from dpcap.result import ParameterError, ProblemTooLargeError
-from dpcap.solvers import pairwise
+from dpcap.solvers import pairwise, reduce
 
 __all__ = [
     "MAX_PAIR_WORK",
@@ -185,21 +185,13 @@ def _upper(n: int, offset: int) -> Iterator[tuple[IntArray, IntArray]]:
         start = stop
 
 
-def _hash_rows(arrays: list[FloatArray], seed: int = 20261123) -> NDArray[np.uint64]:
-    """A 64-bit hash of each row of the arrays: ``Σ_y bits(A[x, y]) · c_y`` modulo 2^64.
-
-    Equal rows get equal hashes (the ``c_y`` are fixed odd numbers); unequal rows collide with
-    tiny probability, and every caller checks the rows a hash merges.
-    """
-    rng = np.random.default_rng(seed)
+def _hash_rows(arrays: list[FloatArray]) -> NDArray[np.uint64]:
+    """A 64-bit fingerprint of each row of the arrays together (modulo 2^64), from
+    :func:`dpcap.solvers.reduce.row_fingerprints`; callers check the rows a fingerprint merges."""
     total = np.zeros(arrays[0].shape[0], dtype=np.uint64)
     for A in arrays:
-        step = max(1, 2**20 // max(1, A.shape[1]))
-        c = rng.integers(1, 2**63, size=A.shape[1], dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-        for start in range(0, A.shape[0], step):
-            bits = (A[start : start + step] + 0.0).view(np.uint64)  # +0.0: one zero, not two
-            total[start : start + step] += (bits * c).sum(axis=1, dtype=np.uint64)
         total *= np.uint64(0x9E3779B97F4A7C15)
+        total += reduce.row_fingerprints(A)
     return total
 
 

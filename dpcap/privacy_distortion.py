@@ -427,13 +427,13 @@ def privacy_distortion(
     *Rounding rule.* A budget written as ``d*(0)`` (e.g. 0.7 for the prior (0.4, 0.3, 0.2, 0.1)
     on ``{0,1}²`` with Hamming distortion) can land a few ulps below the value computed from the
     stored floats. So ``D ≥ d*(0) − η₀`` counts as ``D ≥ d*(0)``, with
-    ``η₀ = γ_{3N+8}·Σ_K max_y Σ_{x∈K} |p_x d(x, y)|`` (``N`` databases,
+    ``η₀ = γ_{3N+k+8}·Σ_K max_y Σ_{x∈K} |p_x d(x, y)|`` (``N`` databases, ``k`` outputs,
     ``γ_n = nu/(1 − nu)``, ``u = 2⁻⁵³``): a bound on the rounding of the computed ``d*(0)``
     plus that of the data themselves, read as decimals
     (:func:`dpcap._mechanism_lp.rounding_slack`). The result is then ``[0, 0]``, converged,
     and ``distortion_achieved`` the constant-row mechanism's own distortion, which may exceed
     D by at most ``η₀`` (the message says by how much). Likewise ``D ≥ d_min − η_∞``
-    (``η_∞ = γ_{3N+8}·Σ_x |p_x min_y d(x, y)|``) counts as ``d_min``. A budget below
+    (``η_∞ = γ_{3N+k+8}·Σ_x |p_x min_y d(x, y)|``) counts as ``d_min``. A budget below
     ``d*(0)`` by more than ``η₀`` but less than the LP's certified gap, where ``d*`` is flat, is
     undecidable by the LP (status ``inaccurate``, lower end 0).
 

@@ -44,6 +44,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import xlogy
 
+from . import rounding
+
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
@@ -97,7 +99,7 @@ def bracket(
 #: Smallest positive double: the output mass of an outcome that some input in the support can
 #: produce is at least this, even when ``p_x · W_xy`` underflows to 0 (subnormal channels such as
 #: far geometric tails). Its term ``W_xy log(W_xy/q_y)`` is then below 1e-320 either way.
-TINY = float(np.nextafter(0.0, 1.0))
+TINY = rounding.SMALLEST
 
 
 def _divergences(W: FloatArray, neg_entropy: FloatArray, p: FloatArray) -> FloatArray:

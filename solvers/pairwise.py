@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from . import divergence
+from . import divergence, rounding
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -37,7 +37,7 @@ CHUNK_ELEMENTS = 2**16
 HUGE_EPS = 700.0
 
 #: The smallest positive normal double: an entry below it may have lost its value to underflow.
-TINY = float(np.finfo(np.float64).tiny)
+TINY = rounding.SMALLEST_NORMAL
 
 
 def chunks(n_pairs: int, width: int) -> Iterator[slice]:

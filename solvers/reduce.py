@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-__all__ = ["Reduction", "reduce_channel"]
+__all__ = ["Reduction", "reduce_channel", "row_fingerprints"]
 
 #: Entries per block of the fingerprint passes (4 MiB of float64).
 BLOCK_ELEMENTS = 1 << 19
@@ -108,8 +108,12 @@ def _tiles(shape: tuple[int, int]) -> list[tuple[slice, slice]]:
     ]
 
 
-def _row_fingerprints(W: FloatArray) -> NDArray[np.uint64]:
-    """Fingerprints of the rows of ``W``, one tile at a time."""
+def row_fingerprints(W: FloatArray) -> NDArray[np.uint64]:
+    """Fingerprints of the rows of ``W`` (see :func:`_weights`), one tile at a time.
+
+    Equal rows get equal fingerprints (``−0.0`` counts as ``0.0``); a caller that merges rows
+    by fingerprint must compare them exactly, since unequal rows may collide.
+    """
     out = np.zeros(W.shape[0], dtype=np.uint64)
     for r, c in _tiles(W.shape):
         tile = W[r, c] + 0.0  # a fresh block, in which −0.0 has become +0.0 (the same number)
@@ -147,6 +151,6 @@ def reduce_channel(W: FloatArray) -> Reduction:
     def same_row(a: int, b: int) -> bool:
         return bool(np.array_equal(W1[a], W1[b]))
 
-    keep, _ = _first_of_groups(_row_fingerprints(W1), same_row)
+    keep, _ = _first_of_groups(row_fingerprints(W1), same_row)
     matrix = W1 if keep.size == W1.shape[0] else W1[keep]
     return Reduction(matrix=matrix, rows=keep, n_inputs=W.shape[0])

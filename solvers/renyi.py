@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from . import divergence
+from . import divergence, rounding
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 #: Unit roundoff of float64.
-U = 2.0**-53
+U = rounding.U  # the unit roundoff, from the one home of rounding constants
 
 #: Largest change of any ``log Q_y`` in one step of :func:`augustin_information`.
 MAX_LOG_STEP = 30.0
