@@ -24,8 +24,8 @@ bound built from the unit roundoff ``u = 2⁻⁵³`` and the summation bound ``�
 Lower ends use exact identities that hold for *any* centre ``Q``, so the centre's own rounding
 only costs a second-order term: ``I(p, W) = Σ_x p_x D(W_x ‖ Q) − D(pW ‖ Q)`` (Shannon) and
 Sibson's identity ``I_α^S(p, W) = (1/(α−1)) log Σ_x p_x e^{(α−1) D_α(W_x ‖ Q)} − D_α(Q_p ‖ Q)``
-with ``Q_p`` the α-response; ``D(· ‖ Q) ≤ χ² ≤ κ²`` (α ≤ 2) or ``≤ α/(α−1) log(1 + κ)`` (α > 2)
-when ``|Q_p,y / Q_y − 1| ≤ κ``.
+with ``Q_p`` the α-response; ``D(· ‖ Q) ≤ χ² ≤ κ²`` (α ≤ 2) or ``≤ (1/(α−1)) log Σ_y Q_y
+(1 + κ_y)^α`` (α > 2) when ``|Q_p,y / Q_y − 1| ≤ κ_y``.
 """
 
 from __future__ import annotations
