@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: help install demo test lint typecheck pytest bench clean
+.PHONY: help install demo test lint typecheck pytest bench fuzz clean
 
 help:
 	@echo "make demo       set up .venv and run the main job (audit of the default mechanism)"
@@ -14,6 +14,7 @@ help:
 	@echo "make lint       ruff (lint and format check)"
 	@echo "make typecheck  mypy --strict on dpcap and dpcap.solvers"
 	@echo "make bench      opt-in benchmarks against peers (tests/benchmarks)"
+	@echo "make fuzz       long Hypothesis run of tests/fuzz (>= 10^4 examples per group), with counts"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +52,11 @@ test: lint typecheck pytest
 
 bench: install
 	$(PY) tests/benchmarks/run.py
+
+# The fuzz profile (tests/fuzz/conftest.py): each group in its own pytest process, two at a
+# time; prints the examples run per group and fails below 10^4 or on any failure.
+fuzz: install
+	DPCAP_FUZZ=1 $(PY) tests/fuzz/run.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

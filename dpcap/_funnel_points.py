@@ -23,7 +23,7 @@ from dpcap.result import ParameterError
 from dpcap.solvers import envelope_lp, mixing
 from dpcap.solvers.status import EngineStatus
 
-__all__ = ["GRID_MAX", "Kind", "Raw", "monotone", "repair", "solve_point"]
+__all__ = ["GRID_MAX", "Kind", "Raw", "monotone", "release", "repair", "solve_point"]
 
 FloatArray = NDArray[np.float64]
 Kind = Literal["pf", "ib"]
@@ -31,6 +31,27 @@ Kind = Literal["pf", "ib"]
 #: ``method="auto"`` uses the certified mesh LP up to this many values of X (with positive
 #: probability), the local multi-start method beyond.
 GRID_MAX = 4
+
+
+def release(problem: Problem, posteriors: FloatArray, weights: FloatArray) -> FloatArray:
+    """:func:`dpcap._markov.mechanism`, with the rows it cannot form replaced by the output law.
+
+    A value x of X of mass near 1e-300 can have every posterior ``q_j(x)`` rounded to 0 by the
+    LP, so that its row ``λ_j q_j(x) / P_X(x)`` is 0/0. Any row of mass ``P_X(x)`` moves
+    ``I(X;Y)`` and ``I(S;Y)`` by O(P_X(x) log(1/P_X(x))) only; the output law ``P_Y`` of the
+    other rows adds nothing to I(S;Y) (the row of an independent release)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        W = mechanism(problem, posteriors, weights)
+    bad = ~np.isfinite(W).all(axis=1)
+    if bad.any():
+        good = ~bad & (problem.px > 0)
+        output = problem.px[good] @ W[good]
+        W[bad] = output / output.sum()
+    return W
+
+
+#: Least weight of the fallback in :func:`repair` (see there).
+THETA_FLOOR = 1e-100
 
 
 def _meets(utility: float, R: float, kind: Kind) -> bool:
@@ -60,6 +81,10 @@ def repair(problem: Problem, W: FloatArray, R: float, kind: Kind) -> tuple[Float
     # ixy < R ≤ H(X) (funnel) or ixy > R ≥ 0 (bottleneck): neither division is by zero
     start = (R - ixy) / (problem.hx - ixy) if kind == "pf" else 1.0 - R / ixy
     theta = mixing.least_weight(feasible, start)
+    # A weight below THETA_FLOOR (R near the smallest double) makes the products θ·P_X(x)·P_Y(y)
+    # underflow, and I(X;Y) computed as ∞. Raising θ keeps the mixture feasible (its I(X;Y) is
+    # monotone in θ) and moves the achieved I(S;Y) by at most θ·I(S;X): nothing at any tol.
+    theta = max(theta, THETA_FLOOR)
     return (fallback, 1.0) if theta >= 1.0 else (mix(theta), theta)
 
 
@@ -111,7 +136,7 @@ def solve_point(
     candidates = []
     if R <= 0.0:
         candidates.append(constant(problem))
-    if problem.hx <= R:
+    if problem.hx <= R or problem.p.shape[0] < 2:  # one value of X: H(X) = 0, all is R = 0
         candidates.append(np.eye(problem.px.shape[0]))
     for W in candidates:
         W, _ = repair(problem, W, R, kind)
@@ -174,7 +199,7 @@ def solve_point(
             f"{'lower' if kind == 'pf' else 'upper'} end is the trivial bound {bound_text}"
         )
         details = ()
-    W = mechanism(problem, sol.posteriors, sol.weights)
+    W = release(problem, sol.posteriors, sol.weights)
     W, theta = repair(problem, W, R, kind)
     if theta > 0:
         note += f"; mixed with {'full disclosure' if kind == 'pf' else 'a constant release'} "

@@ -50,7 +50,7 @@ class Problem:
 
 def joint_problem(value: Any) -> Problem:
     """Validate ``joint`` (a 2-D probability law, :class:`~dpcap.result.PriorError` otherwise)."""
-    arr = np.asarray(value)
+    arr = check.numeric(value, "joint", PriorError)  # ragged, complex, strings: named errors
     if arr.ndim != 2:
         raise PriorError(
             f"joint must be a 2-D matrix joint[s, x] = P(S=s, X=x), got an array of shape "

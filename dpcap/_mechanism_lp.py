@@ -166,7 +166,7 @@ class Point:
 
 def _domain(prior: Any, shape: Any) -> tuple[FloatArray, tuple[int, ...]]:
     """The prior as a vector over the rows, and the domain sizes (default: one entry)."""
-    arr = np.asarray(prior)
+    arr = check.numeric(prior, "prior", PriorError)  # ragged, complex, strings: named errors
     if shape is None:
         if arr.ndim == 0:
             raise PriorError(f"prior must be a probability vector, got {check.show(prior)}")

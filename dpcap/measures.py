@@ -49,10 +49,32 @@ def _prior_channel(prior: Any, W: Any) -> tuple[check.FloatArray, check.FloatArr
     return p, matrix
 
 
-def _weighted_kl(weights: check.FloatArray, rows: check.FloatArray, mixture: Any) -> float:
-    """``Σ w · D(row ‖ mixture)`` over the rows, rows of weight 0 contributing 0 (not 0·∞)."""
-    terms = np.where(weights > 0, np.sum(rel_entr(rows, mixture), axis=-1, keepdims=True), 0.0)
-    return max(float(np.sum(weights * terms)), 0.0)
+def _weighted_kl(
+    weights: check.FloatArray,
+    rows: check.FloatArray,
+    mixture: Any,
+    log_mixture: Any = None,
+) -> float:
+    """``Σ w · D(row ‖ mixture)`` over the rows, rows of weight 0 contributing 0 (not 0·∞).
+
+    Where a mixture entry underflowed to 0 under a positive row entry (masses near 1e-300),
+    its term ``row · (log row − log mixture)`` is taken from ``log_mixture()``, the mixture's
+    logarithm computed in the log domain: the true mixture is positive there."""
+    terms = rel_entr(rows, mixture)
+    lost = (rows > 0) & (np.asarray(mixture) == 0) & (weights > 0)
+    if log_mixture is not None and lost.any():
+        logs = np.broadcast_to(log_mixture(), terms.shape)
+        with np.errstate(invalid="ignore"):
+            exact = rows * (divergence.log(rows) - logs)
+        terms = np.where(lost, exact, terms)
+    sums = np.where(weights > 0, np.sum(terms, axis=-1, keepdims=True), 0.0)
+    return max(float(np.sum(weights * sums)), 0.0)
+
+
+def _log_mixture(log_weights: check.FloatArray, rows: check.FloatArray) -> Any:
+    """``log Σ_x w_x rows_x`` along axis −2 from ``log w`` (shape ``(..., m, 1)``), no underflow."""
+    with np.errstate(divide="ignore"):
+        return logsumexp(log_weights + divergence.log(rows), axis=-2, keepdims=True)
 
 
 def entropy(p: Any, /, *, unit: str = "nats") -> float:
@@ -133,7 +155,14 @@ def mutual_information(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
     0.531004
     """
     p, matrix = _prior_channel(prior, W)
-    return _weighted_kl(p[:, None], matrix, p @ matrix) / check.unit_divisor(unit)
+    return _mutual_information(p, matrix) / check.unit_divisor(unit)
+
+
+def _mutual_information(p: check.FloatArray, matrix: check.FloatArray) -> float:
+    weights = p[:, None]
+    return _weighted_kl(
+        weights, matrix, p @ matrix, lambda: _log_mixture(divergence.log(weights), matrix)
+    )
 
 
 def conditional_mutual_information(
@@ -162,7 +191,14 @@ def conditional_mutual_information(
     with np.errstate(invalid="ignore", divide="ignore"):  # contexts of mass 0 contribute 0
         posterior = np.where(context_mass > 0, weights / context_mass, 0.0)
     mixture = np.sum(posterior * tensor, axis=-2, keepdims=True)
-    return _weighted_kl(weights, tensor, mixture) / check.unit_divisor(unit)
+
+    def log_mixture() -> Any:  # log P(y | x^{-i}), for the entries that underflowed to 0
+        known = context_mass > 0
+        log_context = np.log(np.where(known, context_mass, 1.0))
+        log_posterior = np.where(known, divergence.log(weights) - log_context, -np.inf)
+        return _log_mixture(log_posterior, tensor)
+
+    return _weighted_kl(weights, tensor, mixture, log_mixture) / check.unit_divisor(unit)
 
 
 def sibson_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
@@ -183,30 +219,49 @@ def sibson_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> flo
     return _sibson(p, matrix, a) / check.unit_divisor(unit)
 
 
-def _sibson(p: check.FloatArray, matrix: check.FloatArray, alpha: float) -> float:
-    support = p > 0
-    rows, weights = matrix[support], p[support]
+def _sibson(
+    p: check.FloatArray,
+    matrix: check.FloatArray,
+    alpha: float,
+    log_p: check.FloatArray | None = None,
+) -> float:
+    """Sibson's α-information; ``log_p`` (optional) is ``log p``, kept where p underflowed."""
+    if log_p is None:
+        log_p = divergence.log(p)
+    support = log_p > -np.inf
+    rows, weights, log_weights = matrix[support], p[support], log_p[support]
     if alpha == 1.0:
-        return _weighted_kl(weights[:, None], rows, weights @ rows)
+        column = log_weights[:, None]
+        return _weighted_kl(
+            weights[:, None], rows, weights @ rows, lambda: _log_mixture(column, rows)
+        )
     if alpha == 0.0:
-        return float(-math.log(float(np.max(weights @ (rows > 0)))))
+        return max(-math.log(float(np.max(weights @ (rows > 0)))), 0.0) + 0.0
     if math.isinf(alpha):
         return float(math.log(float(np.sum(np.max(rows, axis=0)))))
-    q = weights @ rows
-    column = q > 0
-    rows, q = rows[:, column], q[column]
+    column = np.any(rows > 0, axis=0)
+    rows = rows[:, column]
     logs = divergence.log(rows)
     if abs(alpha - 1.0) < 1e-2:
         # Near α = 1 every quantity is 1 + O(α − 1): write Σ_x p_x W^α = q_y (1 + t_y) and
         # Σ_y (…)^{1/α} = 1 + T, and keep t and T in expm1/log1p form (no cancellation).
+        q = weights @ rows
+        kept = q > 0  # (a column held only by underflowed tilted masses weighs nothing)
+        rows, logs, q = rows[:, kept], logs[:, kept], q[kept]
         z = np.where(rows > 0, (alpha - 1.0) * np.where(rows > 0, logs, 0.0), 0.0)
         t = (weights @ (rows * np.expm1(z))) / q
         ratio = np.log1p(t) / alpha + (1.0 - alpha) / alpha * np.log(q)
         total = float(np.sum(q * np.expm1(ratio)))
         return max(alpha / (alpha - 1.0) * math.log1p(total), 0.0)
-    # log Σ_x p_x W_xy^α per output, then the 1/α power sum, all in the log domain
-    inner = logsumexp(alpha * logs + np.log(weights)[:, None], axis=0)
-    return max(alpha / (alpha - 1.0) * float(logsumexp(inner / alpha)), 0.0)
+    # log Σ_x p_x W_xy^α per output, then the 1/α power sum, all in the log domain:
+    # α/(α−1) · log Σ_y exp(inner_y/α) = m/(α−1) + α/(α−1) · log Σ_y exp((inner_y − m)/α),
+    # m = max inner, which for a subnormal α tends to its limit −m = I_0 without overflow.
+    inner = logsumexp(alpha * logs + log_weights[:, None], axis=0)
+    top = float(np.max(inner))
+    with np.errstate(over="ignore"):
+        spread = (inner - top) / alpha
+    value = top / (alpha - 1.0) + alpha / (alpha - 1.0) * float(logsumexp(spread))
+    return max(value, 0.0)
 
 
 def arimoto_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
@@ -236,11 +291,13 @@ def arimoto_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> fl
         return (math.log(int(support.sum())) - math.log(int(hits))) / divisor
     if a == 1.0:
         return _sibson(p, matrix, 1.0) / divisor
+    # the tilted prior p^α / Σ p^α, kept in the log domain (its small masses underflow at
+    # large α, and they carry O(1/α) of the value)
     support = p > 0
+    log_tilted = np.full(p.shape, -np.inf)
     logs = a * np.log(p[support])
-    tilted = np.zeros_like(p)
-    tilted[support] = np.exp(logs - logsumexp(logs))
-    return _sibson(tilted, matrix, a) / divisor
+    log_tilted[support] = logs - logsumexp(logs)
+    return _sibson(np.exp(log_tilted), matrix, a, log_tilted) / divisor
 
 
 def _min_entropy_leakage(p: check.FloatArray, matrix: check.FloatArray) -> float:
@@ -278,10 +335,39 @@ def renyi_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> floa
     """
     a = check.order(alpha)
     p, matrix = _prior_channel(prior, W)
-    q = p @ matrix
-    joint = (p[:, None] * matrix).ravel()
-    product = (p[:, None] * q[None, :]).ravel()
-    return float(divergence.renyi(joint, product, a)) / check.unit_divisor(unit)
+    return _renyi_mi(p, matrix, a) / check.unit_divisor(unit)
+
+
+def _renyi_mi(p: check.FloatArray, matrix: check.FloatArray, alpha: float) -> float:
+    """``D_α(P_XY ‖ P_X P_Y)`` in the log domain: the ratio of the two laws at (x, y) is
+    ``W_xy / q_y`` (p_x cancels), so no product ``p_x q_y`` is formed, and it underflows
+    nowhere. ``D_α = 1/(α−1) log Σ_{x,y} P_XY(x,y) (W_xy/q_y)^{α−1}``, ``D_0 = −log Σ_x p_x
+    Σ_{y: W_xy > 0} q_y``, ``D_∞ = max log(W_xy/q_y)`` over the support of P_XY."""
+    if alpha == 1.0:
+        return _mutual_information(p, matrix)
+    support = p > 0
+    rows, weights = matrix[support], p[support]
+    q = weights @ rows
+    if alpha == 0.0:
+        mass = float(weights @ ((rows > 0) @ q))
+        return max(-math.log(min(mass, 1.0)), 0.0) + 0.0
+    log_w = np.log(weights)[:, None]
+    log_rows = divergence.log(rows)
+    log_q = _log_mixture(log_w, rows)  # (1, |Y|), finite wherever some W_xy > 0
+    positive = rows > 0
+    with np.errstate(invalid="ignore"):
+        log_ratio = np.where(positive, log_rows - log_q, 0.0)
+    if math.isinf(alpha):
+        return max(float(np.max(log_ratio[positive])), 0.0) + 0.0
+    z = (alpha - 1.0) * log_ratio
+    if np.max(np.abs(z)) <= 1.0:  # near α = 1: Σ P_XY expm1(z), no cancellation
+        joint = np.exp(log_w + np.where(positive, log_rows, 0.0))
+        total = float(np.sum(np.where(positive, joint * np.expm1(z), 0.0)))
+        value = math.log1p(total) / (alpha - 1.0)
+    else:
+        logs = np.where(positive, log_w + log_rows + z, -np.inf)
+        value = float(logsumexp(logs)) / (alpha - 1.0)
+    return max(value, 0.0) + 0.0
 
 
 def augustin_mi(

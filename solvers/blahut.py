@@ -101,6 +101,9 @@ def bracket(
 #: far geometric tails). Its term ``W_xy log(W_xy/q_y)`` is then below 1e-320 either way.
 TINY = rounding.SMALLEST
 
+#: Floor of ``q_y`` in the Newton Jacobian ``−Σ_y W_xy W_zy / q_y`` (see ``jacobian_into``).
+Q_FLOOR = 1e-300
+
 
 def _divergences(W: FloatArray, neg_entropy: FloatArray, p: FloatArray) -> FloatArray:
     """``D_x(p) = D(W_x ‖ pW)`` for every input; ∞ where ``W_x`` puts mass off ``supp(pW)``."""
@@ -176,8 +179,12 @@ class Shannon:
     ) -> None:
         """:meth:`jacobian` written into ``out`` (B, nx, nx), a block of rows at a time."""
         q = np.einsum("bx,bxy->by", p, W)
-        with np.errstate(over="ignore"):  # subnormal q: 1/q = inf, the step is then skipped
-            neg_inv_q = np.where(q > 0, -1.0 / np.where(q > 0, q, 1.0), 0.0)
+        # q_y is floored at Q_FLOOR: 1/q stays finite (a subnormal q gave 1/q = ∞ and 0·∞ = NaN,
+        # so every Newton step was lost). Only entries with q_y < Q_FLOOR change, and for two
+        # inputs of masses p_x, p_z they are ≤ min(W_zy/p_x, W_xy/p_z) ≤ Q_FLOOR/(p_x p_z) both
+        # before and after: negligible, unless an input is nearly out of the support, where the
+        # step is a guess the certificate checks anyway.
+        neg_inv_q = np.where(q > 0, -1.0 / np.maximum(q, Q_FLOOR), 0.0)
         Wt = W.transpose(0, 2, 1)
         for b, x in _blocks(W.shape):
             np.matmul(W[b, x] * neg_inv_q[b, None, :], Wt[b], out=out[b, x])

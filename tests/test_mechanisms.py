@@ -787,7 +787,11 @@ def untyped(value: Any) -> Any:
             ParameterError,
             r"utility has a non-finite entry nan at index \(0, 1\)",
         ),
-        (lambda: mech.exponential([["a"]], 1.0), ParameterError, r"utility must be a 2-D array"),
+        (
+            lambda: mech.exponential([["a"]], 1.0),
+            ParameterError,
+            r"utility must be an array of real numbers, got strings",
+        ),
         (
             lambda: mech.exponential([[0.0, 1.0], [1.0, 0.0]], math.inf),
             ParameterError,

@@ -196,12 +196,7 @@ def erasure(n: int, delta: float) -> Channel:
 
 
 def _real_matrix(value: Any, name: str) -> FloatArray:
-    try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(
-            f"{name} must be a 2-D array of real numbers, got {check.show(value)}"
-        ) from exc
+    arr = check.real_array(value, name)  # complex, strings, bools, ragged: refused, named
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ParameterError(
             f"{name} must be a non-empty 2-D array (inputs x outputs), got shape {arr.shape}"
@@ -262,9 +257,10 @@ def exponential(
 
     With ``u = −d`` a distortion and a prior p, Mir (2012) shows it is the optimiser of the
     risk–distortion problem ``min I(X; Y)`` s.t. ``E d ≤ D`` when ``base`` is the optimal output
-    law (slope ``s = ε/(2Δu)``). Computed in the log domain (``logsumexp``): large utilities do
-    not overflow; where an entry underflows the channel keeps these logs
-    (:attr:`~dpcap.channel.Channel.log_matrix`).
+    law (slope ``s = ε/(2Δu)``). Computed in the log domain (``logsumexp``), each row shifted by
+    its largest utility before the division by Δu: large utilities do not overflow, and a
+    subnormal Δu makes probabilities underflow, never NaN; where an entry underflows the channel
+    keeps these logs (:attr:`~dpcap.channel.Channel.log_matrix`).
 
     References
     ----------
@@ -307,7 +303,26 @@ def exponential(
         spread = check.nonnegative_scalar(
             sensitivity, "sensitivity", allow_inf=False, positive=True
         )
-    logits = log_base[None, :] + (eps / (2.0 * spread)) * u
+    logits = log_base[None, :] + _scaled_utility(u, eps, spread)
     logs = logits - logsumexp(logits, axis=1, keepdims=True)
     W = np.exp(logs)
     return Channel(W, neighbors="all", log_matrix=logs if (W < TINY).any() else None)
+
+
+def _scaled_utility(u: FloatArray, eps: float, spread: float) -> FloatArray:
+    """``ε u(x, y)/(2Δu)`` up to a constant per row (which the softmax ignores), never NaN.
+
+    Each row's largest utility is subtracted first, then the result divided by Δu and
+    multiplied by ``ε/2``: a subnormal Δu makes ``ε/(2Δu)`` infinite, and ``∞ · 0`` would be
+    NaN, whereas ``(u − max u)/Δu`` is ``≤ 0`` and at worst ``−∞`` (a probability that
+    underflows). A span ``max u − min u`` above the largest double is halved first.
+    """
+    if eps == 0.0:
+        return np.zeros_like(u)
+    shifted = u - u.max(axis=1, keepdims=True)
+    if not np.isfinite(shifted).all() or not math.isfinite(spread):
+        shifted = 0.5 * u - (0.5 * u).max(axis=1, keepdims=True)
+        spread = 0.5 * spread if math.isfinite(spread) else float(np.max(np.ptp(0.5 * u, axis=0)))
+    with np.errstate(over="ignore"):
+        out: FloatArray = (shifted / spread) * (0.5 * eps)
+    return out

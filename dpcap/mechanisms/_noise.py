@@ -180,7 +180,20 @@ def _truncated_geometric_log(n: int, eps: float) -> FloatArray | None:
         return None  # the zeros of [1/2, 0, …, 0, 1/2] and of the identity are exact
     k = np.arange(n + 1, dtype=np.float64)
     log_tail = -math.log1p(math.exp(-eps)) - eps * k  # log P(Z >= k) = log(a^k / (1 + a))
-    return _clamped(n, math.log(math.tanh(eps / 2.0)) - eps * k, log_tail)
+    return _clamped(n, _log_tanh_half(eps) - eps * k, log_tail)
+
+
+def _log_tanh_half(eps: float) -> float:
+    """``log tanh(ε/2)`` for ``0 < ε < ∞``, also where ``tanh(ε/2)`` underflows to 0.
+
+    Below ``ε = 1e-5`` it is ``log(ε/2) + log(tanh(u)/u)`` with ``u = ε/2`` and
+    ``log(tanh(u)/u) = −u²/3 + O(u⁴)`` (error below 1e-21): for a subnormal ε, ``ε/2`` may round
+    to 0 but ``log ε − log 2`` does not.
+    """
+    if eps < 1e-5:
+        half = 0.5 * eps
+        return math.log(eps) - math.log(2.0) - half * half / 3.0
+    return math.log(math.tanh(eps / 2.0))
 
 
 def discrete_laplace(
@@ -392,20 +405,20 @@ _STAIRCASE_SCAN_MAX = 2**16
 
 
 def _staircase_l1_costs(delta: int, eps: float, r: FloatArray) -> FloatArray:
-    """``E|Z|`` of the discrete staircase noise at widths ``r`` (closed form, ``0 < ε``).
+    """``k(r)``, the part of ``E|Z|`` that depends on the width r (closed form, ``0 < ε``).
 
-    With ``b = e^{−ε}``, ``a(r) = (1 − b)/D(r)``, ``D(r) = 2r + 2b(Δ − r) − (1 − b)``, block mass
-    ``A(r) = r + b(Δ − r)`` and block moment ``B(r) = r(r−1)/2 + b(Δ(Δ−1)/2 − r(r−1)/2)``:
-    ``E|Z| = 2 Σ_{k≥0} b^k a (kΔA + B) = 2a(ΔAb/(1 − b)² + B/(1 − b))``.
+    With ``b = e^{−ε}``, ``c = 1 − b``, ``a(r) = c/D(r)``, ``D(r) = 2r + 2b(Δ − r) − c``, block
+    mass ``A(r) = r + b(Δ − r)`` and block moment ``B(r) = r(r−1)/2 + b(Δ(Δ−1)/2 − r(r−1)/2)``:
+    ``E|Z| = 2 Σ_{k≥0} b^k a (kΔA + B) = 2a(ΔAb/c² + B/c) = bΔ/c + bΔ/2 + c·k(r)`` with
+    ``k(r) = (r(r − 1) + bΔ(Δ − r + 1/2)) / D(r)``. Only ``k`` is computed: the terms common to
+    every r (``bΔ/c ≈ Δ/ε``) would overflow for a subnormal ε and, for small ε, drown the
+    differences between widths in rounding; ``k`` has neither problem (no cancellation, and
+    ``D(r) ≥ 1``).
     """
     b = 0.0 if math.isinf(eps) else math.exp(-eps)
-    one_minus_b = 1.0 if math.isinf(eps) else -math.expm1(-eps)
-    block_mass = r + b * (delta - r)
-    block_moment = r * (r - 1) / 2 + b * (delta * (delta - 1) / 2 - r * (r - 1) / 2)
-    denom = 2 * r + 2 * b * (delta - r) - one_minus_b
-    costs: FloatArray = (2.0 / denom) * (
-        delta * block_mass * b / one_minus_b + block_moment
-    )  # = 2a(ΔAb/(1-b)^2 + B/(1-b)) with a = (1-b)/D
+    c = 1.0 if math.isinf(eps) else -math.expm1(-eps)
+    denom = 2 * r + 2 * b * (delta - r) - c
+    costs: FloatArray = (r * (r - 1) + b * delta * (delta - r + 0.5)) / denom
     return costs
 
 
