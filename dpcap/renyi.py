@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from dpcap import _certify
 from dpcap import _validation as check
 from dpcap.capacity import capacity
-from dpcap.measures import _renyi_mi, mutual_information
+from dpcap.measures import mutual_information, renyi_mi
 from dpcap.result import CapacityResult, ParameterError, RenyiProfile, SolverError, Status
 from dpcap.solvers import blahut, pairwise, reduce, renyi, renyi_zero
 from dpcap.solvers.status import CONIC_SOLVERS, RENYI_SOLVERS
@@ -350,8 +350,8 @@ def _naive(matrix: FloatArray, a: float, tol: float, budget: int, unit: str) -> 
 def renyi_mutual_information(p: FloatArray, matrix: FloatArray, a: float) -> float:
     """``D_α(P_XY ‖ P_X P_Y)`` for one prior (the article's α-information), evaluated in the
     log domain: finite even where ``p_x q_y`` underflows (a Nelder–Mead vertex with an input of
-    mass e^-700 gave ∞, then ∞ − ∞ in the simplex)."""
-    return _renyi_mi(p, matrix, a)
+    mass e^-700 gave ∞, then ∞ − ∞ in the simplex): :func:`dpcap.measures.renyi_mi`."""
+    return renyi_mi(p, matrix, a)
 
 
 def _naive_search(matrix: FloatArray, a: float) -> tuple[float, FloatArray]:
