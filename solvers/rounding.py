@@ -136,13 +136,19 @@ def _generator(
     if keep is not None:
         near |= ~keep  # placeholders: never sent to the closed form
     m = float(np.max(size, initial=0.0, where=near if keep is None else near & keep))
-    with np.errstate(over="ignore", invalid="ignore"):
-        h, err = _series(t, alpha, m)  # everywhere at once: few elements are far in practice
-    if not near.all():
-        rows, cols = np.nonzero(~near)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            r = W[rows, cols] / Q[rows, cols]
-            h[rows, cols], err[rows, cols] = _closed(t[rows, cols], r, alpha)
+    far = ~near
+    count = int(np.count_nonzero(far))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if 2 * count > t.size:  # mostly far from r = 1: the closed form everywhere, no gathers
+            h, err = _closed(t, W / Q, alpha)
+            if count < t.size:
+                h[near], err[near] = _series(t[near], alpha, m)
+        else:  # mostly near (nearly uniform rows): the series everywhere, then the few far
+            h, err = _series(t, alpha, m)
+            if count:
+                rows, cols = np.nonzero(far)
+                r = W[rows, cols] / Q[rows, cols]
+                h[rows, cols], err[rows, cols] = _closed(t[rows, cols], r, alpha)
     np.maximum(h, 0.0, out=h)  # h_α ≥ 0; a negative computed value is within its bound
     h *= Q
     err *= Q

@@ -74,8 +74,9 @@ def run_dpcap(W: np.ndarray, repeat: int) -> tuple[float, float, str] | None:
 def run_peer(W: np.ndarray, solver: str, repeat: int) -> tuple[float, float, str]:
     """``(seconds, certified gap from its prior, status)`` of cvxpy with ``solver``."""
     seconds, sol = best_of(lambda: capacity_conic(W, solver=solver, tol=TOL), repeat)
-    gap = certified_gap(W, sol.prior) if sol.status in ("optimal", "inaccurate") else np.nan
-    return seconds, gap, sol.status
+    status = sol.status.value  # an EngineStatus (dpcap.solvers.status)
+    gap = certified_gap(W, sol.prior) if status in ("optimal", "inaccurate") else np.nan
+    return seconds, gap, status
 
 
 def _ms(seconds: float) -> str:
@@ -147,7 +148,7 @@ def batch(n_channels: int = 10_000, n_peer: int = 200, repeat: int = 3) -> dict[
     sols = [capacity_conic(W, solver=solver, tol=TOL) for W in sample]
     per = (time.perf_counter() - start) / n_peer
     peer_gaps = np.array([certified_gap(W, s.prior) for W, s in zip(sample, sols, strict=True)])
-    not_optimal = sum(s.status != "optimal" for s in sols)
+    not_optimal = sum(s.status.value != "optimal" for s in sols)
     out.update(peer=solver, peer_s=per * n_channels, peer_rate=1 / per)
     out["peer_max_gap"] = peer_gaps.max()
     print(

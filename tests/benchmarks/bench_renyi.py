@@ -98,9 +98,9 @@ def single_orders(W: np.ndarray, repeat: int) -> list[dict[str, Any]]:
             lambda a=alpha: renyi_capacity_conic(W, a, solver="CLARABEL", tol=TOL), repeat
         )
         lower, upper = sibson_bracket(W, peer.prior, alpha)
-        row.update(peer_s=seconds, peer_gap=upper - lower, peer_status=peer.status)
+        row.update(peer_s=seconds, peer_gap=upper - lower, peer_status=peer.status.value)
         row["peer_objective_error"] = peer.objective - float(sol.lower[0])
-        flag = "" if peer.status == "optimal" else "*"
+        flag = "" if peer.status.value == "optimal" else "*"
         line += f" | {_ms(seconds)}{flag:1s} {upper - lower:7.0e}"
         if "dpcap_s" in row:
             row["ratio"] = row["peer_s"] / row["dpcap_s"]
