@@ -301,3 +301,11 @@ def test_a_long_epsilon_grid_needs_no_quadratic_memory() -> None:
     for k in (0, 1, 7_500, 29_999):
         assert curve[k] == pytest.approx(direct_delta(W, pairs, grid[k]), abs=1e-14)
     assert np.all(np.diff(curve) <= 1e-15)  # non-increasing in ε
+
+
+@pytest.mark.parametrize("alpha", [0.5, 2.0])
+def test_renyi_dp_of_equal_rows_is_plus_zero(alpha: float) -> None:
+    """D_α(P ‖ P) = 0 exactly, and as +0.0 (at α = 0.5 it was −0.0, which prints as −0)."""
+    value = dpcap.renyi_dp(np.array([[0.5, 0.5], [0.5, 0.5]]), alpha)
+    assert value == 0.0
+    assert math.copysign(1.0, value) == 1.0
