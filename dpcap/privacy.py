@@ -443,7 +443,7 @@ def renyi_dp(
     what = "kl_dp" if a == 1.0 else "renyi_dp"
     blocks = _setup(M, neighbors, what)
     value = max((pairwise.max_divergence(b.W, b.I, b.J, a, b.L)[0] for b in blocks), default=0.0)
-    return value / divisor + 0.0  # + 0.0: a divergence of equal rows at α < 1 can come out −0.0
+    return value / divisor
 
 
 def tv_dp(M: Any, /, *, neighbors: Neighbors | None = None) -> float:

@@ -70,7 +70,7 @@ def renyi(p: FloatArray, q: FloatArray, alpha: float) -> FloatArray:
         value = np.where(escapes, np.inf, value)
     else:  # α < 1: D_α = ∞ exactly when the supports do not meet
         value = np.where(np.any(support & (q > 0), axis=-1), value, np.inf)
-    result: FloatArray = np.asarray(value, dtype=np.float64)
+    result: FloatArray = np.asarray(value, dtype=np.float64) + 0.0  # 0/(α − 1) < 0 is −0.0
     return result
 
 

@@ -91,7 +91,7 @@ def max_divergence(
             k = int(np.argmax(values))
             if values[k] > best or witness[0] < 0:
                 best, witness = float(values[k]), (int(rows[0][k]), int(rows[1][k]))
-    return max(best, 0.0), *witness
+    return max(best, 0.0) + 0.0, *witness  # max(−0.0, 0.0) is −0.0
 
 
 def renyi_logs(p: FloatArray, log_p: FloatArray, log_q: FloatArray, alpha: float) -> FloatArray:
@@ -124,7 +124,7 @@ def renyi_logs(p: FloatArray, log_p: FloatArray, log_q: FloatArray, alpha: float
         result: FloatArray = np.where(np.any(meet, axis=-1), value, np.inf)
     else:
         result = np.where(escapes, np.inf, value)
-    return result
+    return result + 0.0  # 0/(α − 1) < 0 is −0.0
 
 
 def max_tv(W: FloatArray, I: IntArray, J: IntArray) -> tuple[float, int, int]:

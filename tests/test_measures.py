@@ -263,3 +263,11 @@ def test_conditional_mutual_information_of_a_channel_as_one_entry() -> None:
     prior = [0.3, 0.7]
     value = dpcap.conditional_mutual_information(prior, W, 0)
     assert value == pytest.approx(dpcap.mutual_information(prior, W), rel=1e-14)
+
+
+@pytest.mark.parametrize("alpha", [0.3, 0.5])
+def test_renyi_divergence_of_equal_laws_is_plus_zero(alpha: float) -> None:
+    """D_α(P ‖ P) = 0 as +0.0: below α = 1, log 1/(α − 1) divides 0 by a negative number."""
+    value = dpcap.renyi_divergence([0.5, 0.5], [0.5, 0.5], alpha)
+    assert value == 0.0
+    assert math.copysign(1.0, value) == 1.0
