@@ -25,7 +25,7 @@ from dpcap import _validation as check
 from dpcap.channel import as_mechanism
 from dpcap.renyi import ENGINE_ORDER, radius_below_one
 from dpcap.result import CorrelatedLeakageResult, MIDPResult, ProblemTooLargeError
-from dpcap.solvers import blahut, renyi
+from dpcap.solvers import blahut, reduce, renyi
 
 __all__ = ["correlated_leakage", "midp", "renyi_midp"]
 
@@ -46,9 +46,7 @@ class _Brackets:
         if stack.shape[0] == 1:  # one slice (a plain matrix): nothing to deduplicate
             first, inverse = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
         else:
-            flat = stack.reshape(stack.shape[0], -1)
-            _, first, inverse = np.unique(flat, axis=0, return_index=True, return_inverse=True)
-            inverse = inverse.ravel()
+            first, inverse = reduce.distinct_rows(stack.reshape(stack.shape[0], -1))
         distinct = stack[first]
         uniform = np.full(distinct.shape[:2], 1.0 / distinct.shape[1])
         self.first, self.inverse = first, inverse

@@ -128,7 +128,7 @@ def _listed_pairs(W: FloatArray, L: FloatArray | None, I: Any, J: Any, what: str
     """The pairs ``(I, J)`` of rows of ``W``, identical rows and pairs merged above PLAIN_WORK."""
     width = W.shape[1]
     if len(I) * width > PLAIN_WORK:
-        reps, kind = _distinct_rows(W, L)
+        reps, kind = reduce.distinct_rows(W, L)
         if len(reps) < W.shape[0]:  # pairs of classes of identical rows
             I, J = kind[I], kind[J]
             keep = I != J  # two identical rows: every divergence is 0
@@ -144,7 +144,7 @@ def _every_pair(W: FloatArray, L: FloatArray | None, what: str) -> Iterable[_Pai
     """Every pair of rows of ``W``, with the structure of all pairs used (module docstring)."""
     n, width = W.shape
     if n * (n - 1) // 2 * width > PLAIN_WORK:
-        reps, _ = _distinct_rows(W, L)
+        reps, _ = reduce.distinct_rows(W, L)
         if len(reps) < n:
             W, L = W[reps], None if L is None else L[reps]
         n = len(reps)
@@ -183,39 +183,6 @@ def _upper(n: int, offset: int) -> Iterator[tuple[IntArray, IntArray]]:
         J = np.arange(len(I), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
         yield I, J + I + offset
         start = stop
-
-
-def _hash_rows(arrays: list[FloatArray]) -> NDArray[np.uint64]:
-    """A 64-bit fingerprint of each row of the arrays together (modulo 2^64), from
-    :func:`dpcap.solvers.reduce.row_fingerprints`; callers check the rows a fingerprint merges."""
-    total = np.zeros(arrays[0].shape[0], dtype=np.uint64)
-    for A in arrays:
-        total *= np.uint64(0x9E3779B97F4A7C15)
-        total += reduce.row_fingerprints(A)
-    return total
-
-
-def _distinct_rows(W: FloatArray, L: FloatArray | None) -> tuple[IntArray, IntArray]:
-    """Representatives of the distinct rows of ``(W, L)`` and the class of every row.
-
-    Rows are grouped by :func:`_hash_rows` in ``O(|X|·|Y|)`` and each is checked against its
-    group's first row: a row that differs (a hash collision) becomes its own class.
-    """
-    arrays = [W] if L is None else [W, L]
-    _, first, kind = np.unique(_hash_rows(arrays), return_index=True, return_inverse=True)
-    reps, kind = first.astype(np.int64), kind.astype(np.int64).ravel()
-    step = max(1, 2**20 // max(1, W.shape[1]))
-    odd: list[int] = []
-    for start in range(0, W.shape[0], step):
-        stop = min(start + step, W.shape[0])
-        same = np.ones(stop - start, dtype=bool)
-        for A in arrays:
-            same &= (A[start:stop] == A[reps[kind[start:stop]]]).all(axis=1)
-        odd.extend(int(i) + start for i in np.flatnonzero(~same))
-    if odd:
-        kind[odd] = len(reps) + np.arange(len(odd))
-        reps = np.concatenate([reps, np.asarray(odd, dtype=np.int64)])
-    return reps, kind
 
 
 def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
@@ -537,7 +504,7 @@ def _background_pairs(W: FloatArray, L: FloatArray | None) -> Iterable[_Pairs] |
         table[r, rank] = v[order]
         padded.append(table)
     signature = np.concatenate([np.stack([*base, count.astype(np.float64)], axis=1), *padded], 1)
-    reps, kind = _distinct_rows(signature, None)
+    reps, kind = reduce.distinct_rows(signature)
     T = len(reps)
     span = 2 * width + 1
     if (T * (T + 1) // 2) * span + len(overlap) * m >= min(MAX_PAIR_WORK + 1, n * (n - 1) // 2 * m):

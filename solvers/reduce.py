@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-__all__ = ["Reduction", "reduce_channel", "row_fingerprints"]
+__all__ = ["Reduction", "distinct_rows", "reduce_channel", "row_fingerprints"]
 
 #: Entries per block of the fingerprint passes (4 MiB of float64).
 BLOCK_ELEMENTS = 1 << 19
@@ -130,6 +130,35 @@ def _column_fingerprints(W: FloatArray, sums: FloatArray) -> NDArray[np.uint64]:
         weights = _weights(r.start, r.start + tile.shape[0])
         out[c] += np.sum(tile.view(np.uint64) * weights[:, None], axis=0)  # mod 2^64
     return out
+
+
+def distinct_rows(*arrays: FloatArray | None) -> tuple[IntArray, IntArray]:
+    """Representatives of the distinct rows of the arrays taken together, and every row's class.
+
+    ``(reps, kind)``: row ``x`` equals row ``reps[kind[x]]`` in every array (``None`` arrays are
+    skipped). Rows are grouped by their combined :func:`row_fingerprints` in ``O(|X|·|Y|)`` and
+    each is compared exactly with its group's first row, a block at a time: a row that differs
+    (a fingerprint collision) becomes its own class, so no two different rows are ever merged.
+    """
+    given = [A for A in arrays if A is not None]
+    total = np.zeros(given[0].shape[0], dtype=np.uint64)
+    for A in given:
+        total *= np.uint64(0x9E3779B97F4A7C15)
+        total += row_fingerprints(A)
+    _, first, kind = np.unique(total, return_index=True, return_inverse=True)
+    reps, kind = first.astype(np.int64), kind.astype(np.int64).ravel()
+    step = max(1, BLOCK_ELEMENTS // max(1, given[0].shape[1]))
+    odd: list[int] = []
+    for start in range(0, given[0].shape[0], step):
+        stop = min(start + step, given[0].shape[0])
+        same = np.ones(stop - start, dtype=bool)
+        for A in given:
+            same &= (A[start:stop] == A[reps[kind[start:stop]]]).all(axis=1)
+        odd.extend(int(i) + start for i in np.flatnonzero(~same))
+    if odd:
+        kind[odd] = len(reps) + np.arange(len(odd))
+        reps = np.concatenate([reps, np.asarray(odd, dtype=np.int64)])
+    return reps, kind
 
 
 def reduce_channel(W: FloatArray) -> Reduction:
