@@ -23,7 +23,7 @@ from dpcap.result import ParameterError
 from dpcap.solvers import envelope_lp, mixing
 from dpcap.solvers.status import EngineStatus
 
-__all__ = ["GRID_MAX", "Kind", "Raw", "monotone", "release", "repair", "solve_point"]
+__all__ = ["GRID_MAX", "Kind", "Raw", "monotone", "repair", "solve_point"]
 
 FloatArray = NDArray[np.float64]
 Kind = Literal["pf", "ib"]
@@ -31,23 +31,6 @@ Kind = Literal["pf", "ib"]
 #: ``method="auto"`` uses the certified mesh LP up to this many values of X (with positive
 #: probability), the local multi-start method beyond.
 GRID_MAX = 4
-
-
-def release(problem: Problem, posteriors: FloatArray, weights: FloatArray) -> FloatArray:
-    """:func:`dpcap._markov.mechanism`, with the rows it cannot form replaced by the output law.
-
-    A value x of X of mass near 1e-300 can have every posterior ``q_j(x)`` rounded to 0 by the
-    LP, so that its row ``λ_j q_j(x) / P_X(x)`` is 0/0. Any row of mass ``P_X(x)`` moves
-    ``I(X;Y)`` and ``I(S;Y)`` by O(P_X(x) log(1/P_X(x))) only; the output law ``P_Y`` of the
-    other rows adds nothing to I(S;Y) (the row of an independent release)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        W = mechanism(problem, posteriors, weights)
-    bad = ~np.isfinite(W).all(axis=1)
-    if bad.any():
-        good = ~bad & (problem.px > 0)
-        output = problem.px[good] @ W[good]
-        W[bad] = output / output.sum()
-    return W
 
 
 #: Least weight of the fallback in :func:`repair` (see there).
@@ -199,7 +182,7 @@ def solve_point(
             f"{'lower' if kind == 'pf' else 'upper'} end is the trivial bound {bound_text}"
         )
         details = ()
-    W = release(problem, sol.posteriors, sol.weights)
+    W = mechanism(problem, sol.posteriors, sol.weights)
     W, theta = repair(problem, W, R, kind)
     if theta > 0:
         note += f"; mixed with {'full disclosure' if kind == 'pf' else 'a constant release'} "

@@ -82,7 +82,8 @@ def informations(problem: Problem, W: FloatArray) -> tuple[float, float]:
 def mechanism(problem: Problem, posteriors: FloatArray, weights: FloatArray) -> FloatArray:
     """``P(Y=j | X=x) = λ_j q_j(x) / P_X(x)`` (rows renormalised), posteriors merged if equal.
 
-    Values of X with probability 0 get the output law as their row (any row would do).
+    Values of X with probability 0, and rows that cannot be formed (below), get the output law
+    as their row (any row would do).
     """
     keys = np.round(posteriors, 13)
     _, inverse = np.unique(keys, axis=0, return_inverse=True)
@@ -93,10 +94,17 @@ def mechanism(problem: Problem, posteriors: FloatArray, weights: FloatArray) -> 
     np.add.at(merged_q, inverse, weights[:, None] * posteriors)
     merged_q /= merged_w[:, None]
     body = merged_w[None, :] * merged_q.T / problem.p[:, None]  # (n, k)
-    body /= body.sum(axis=1, keepdims=True)
+    sums = body.sum(axis=1)
+    # a value of X of mass near 1e-300 can have every posterior q_j(x) rounded to 0 by the LP:
+    # its row is 0/0, and it gets the output law of the other rows (any row of mass P_X(x)
+    # moves I(X;Y) and I(S;Y) by O(P_X(x) log 1/P_X(x)); the informations are computed from W)
+    formed = np.isfinite(sums) & (sums > 0)
+    body[formed] /= sums[formed, None]
+    output = problem.p[formed] @ body[formed]
+    output /= output.sum()
+    body[~formed] = output
     W = np.empty((problem.px.shape[0], k))
     W[problem.xs] = body
-    output = problem.p @ body
     off = np.setdiff1d(np.arange(problem.px.shape[0]), problem.xs)
     W[off] = output
     return W

@@ -24,8 +24,7 @@ import numpy as np
 
 from dpcap import _certify
 from dpcap import _validation as check
-from dpcap._funnel_points import release
-from dpcap._markov import constant, informations, joint_problem
+from dpcap._markov import constant, informations, joint_problem, mechanism
 from dpcap.result import FunnelResult, ProblemTooLargeError, SolverError, Status
 from dpcap.solvers.envelope_mesh import entropy_rows
 from dpcap.solvers.vertices import perfect_privacy_lp, perfect_privacy_vertices
@@ -116,7 +115,7 @@ def perfect_privacy(joint: Any, /, *, tol: float = 1e-9, unit: str = "nats") -> 
             raise SolverError(
                 "HiGHS failed on the perfect-privacy LP", _certify.status_of(sol.status)
             )
-        W = release(problem, sol.posteriors, sol.weights)
+        W = mechanism(problem, sol.posteriors, sol.weights)
         utility, leakage = informations(problem, W)
         h = entropy_rows(V)
         shift = max(float(np.max(V @ sol.mu - h)), 0.0)
