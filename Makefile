@@ -22,7 +22,7 @@ $(PY):
 
 # Dependencies are reinstalled only when pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet ".[test,plot]"
+	$(PY) -m pip install --quiet ".[test,plot,distributed]"
 	touch $(STAMP)
 
 # The package itself is reinstalled on every run (no deps: fast), so the installed copy that

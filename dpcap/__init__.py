@@ -72,6 +72,7 @@ from dpcap.result import (  # noqa: E402
     SolverError,
     Status,
 )
+from dpcap.sweep import SweepInterrupted, load_sweep, sweep  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -97,6 +98,7 @@ __all__ = [
     "RenyiProfile",
     "SolverError",
     "Status",
+    "SweepInterrupted",
     "__version__",
     "alpha_leakage",
     "arimoto_mi",
@@ -116,6 +118,7 @@ __all__ = [
     "information_bottleneck_curve",
     "kl_divergence",
     "kl_dp",
+    "load_sweep",
     "max_leakage",
     "mechanisms",
     "mi_privacy_distortion",
@@ -139,6 +142,7 @@ __all__ = [
     "renyi_midp",
     "renyi_profile",
     "sibson_mi",
+    "sweep",
     "tv_distance",
     "tv_dp",
 ]

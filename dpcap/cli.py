@@ -1,4 +1,5 @@
-"""Command line: ``dpcap audit`` a mechanism stored in a file, ``dpcap demo`` the default one.
+"""Command line: ``dpcap audit`` a mechanism stored in a file, ``dpcap demo`` the default one,
+``dpcap sweep`` a grid of mechanisms described in a TOML file.
 
 Examples
 --------
@@ -10,6 +11,9 @@ Examples
     A matrix in a file carries no neighbour relation: without ``--neighbors`` its rows are
     databases under ``"hamming"`` (every pair of rows, for one entry), so a noise channel on a
     line of values (a truncated geometric) needs ``--neighbors line`` to report its ε.
+``python -m dpcap sweep examples/sweep_spec.toml --store sweep.parquet --csv sweep.csv``
+    Evaluates the spec's queries at every grid point of a family of mechanisms (the file's
+    format: ``dpcap sweep --help``); after Ctrl-C the same command resumes from the store.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcap import _cli_sweep
 from dpcap import _validation as check
 from dpcap.capacity import capacity
 from dpcap.channel import Mechanism, as_mechanism
@@ -168,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit_cmd.add_argument("--unit", choices=sorted(check.UNITS), default="nats")
     audit_cmd.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _cli_sweep.add_parser(sub)
     return parser
 
 
@@ -175,6 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpcap`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "sweep":
+            return _cli_sweep.run(args)
         if args.command == "demo":
             mech = demo_mechanism(args.n, args.eps)
             report = audit(mech, unit=args.unit)
