@@ -82,8 +82,9 @@ def failed_rows(job: Job, chunk: Chunk, message: str) -> Rows:
 
 
 def default_chunk_size(points: int, workers: int) -> int:
-    """About 100 chunks in one process (each stored as it finishes), 8 per worker otherwise."""
-    target = 100 if workers <= 1 else 8 * workers
+    """About 20 chunks in one process (large enough for the batched engine to group channels
+    of one size; each is stored as it finishes), 8 per worker otherwise; at most 1000."""
+    target = 20 if workers <= 1 else 8 * workers
     return max(1, min(1000, math.ceil(points / target)))
 
 

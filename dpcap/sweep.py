@@ -121,7 +121,7 @@ def sweep(
     progress : bool, optional
         A tqdm bar of grid points (rate, ETA); default: on when stderr is a terminal.
     chunk_size : int, optional
-        Grid points per chunk (default: about 100 chunks in one process, 8 per worker).
+        Grid points per chunk (default: about 20 chunks in one process, 8 per worker).
     scheduler : str or dask.distributed.Client, optional
         ``"tcp://host:port"`` of a running Dask scheduler, or a ``Client``.
     workers : int, optional
@@ -500,20 +500,25 @@ def _frame(
     """One chunk's rows as a DataFrame with every column, in order, plus the sort keys."""
     import pandas as pd
 
-    data: dict[str, list[Any]] = {name: [] for name in [*columns, "_q", "_k"]}
+    types = columns | {"_q": "int64", "_k": "int64"}
+    data: dict[str, list[Any]] = {name: [] for name in types}
     grid = set(next(iter(params.values()), {}))
     for row in rows:
         own = {(_query_column(k, grid) if k in grid else k): v for k, v in row.items()}
         full = params[row["point"]] | own
-        for name in data:
-            data[name].append(full.get(name))
-    frame = pd.DataFrame(data)
-    for name, dtype in columns.items():
+        for name, values in data.items():
+            values.append(full.get(name))
+    arrays = {}
+    for name, dtype in types.items():
+        values = data[name]
+        if dtype == "object":  # element by element: a value is never unpacked into a row
+            arrays[name] = np.empty(len(values), dtype=object)
+            arrays[name][:] = values
+            continue
         if dtype == "float64":
-            frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
-        else:
-            frame[name] = frame[name].astype(np.dtype(dtype))
-    return frame
+            values = [math.nan if v is None else v for v in values]
+        arrays[name] = np.array(values, dtype=np.dtype(dtype))
+    return pd.DataFrame(arrays)
 
 
 def _concat(frames: list[pd.DataFrame], columns: dict[str, str]) -> pd.DataFrame:

@@ -19,6 +19,7 @@ import bench_lp
 import bench_midp
 import bench_privacy_scale
 import bench_renyi
+import bench_sweep
 import bench_threads
 
 if __name__ == "__main__":
@@ -32,3 +33,5 @@ if __name__ == "__main__":
     bench_privacy_scale.main()
     print()
     bench_threads.main()
+    print()
+    bench_sweep.main()
