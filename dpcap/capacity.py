@@ -154,29 +154,15 @@ def capacity(
     )
 
 
-def _stack(Ws: Any) -> tuple[FloatArray, tuple[tuple[int, int], ...]]:
-    """Validate a stack or a list of channels; pad a ragged list (exactly, see Notes)."""
-    if isinstance(Ws, np.ndarray) and Ws.ndim == 3:
-        stack = check.stochastic_stack(Ws, "Ws")
-        B, nx, ny = stack.shape
-        return stack, ((nx, ny),) * B
+def _channels(Ws: Any) -> list[FloatArray]:
+    """Validate a list of channels, naming the element at fault (``Ws[i]``)."""
     if isinstance(Ws, Sequence) or (isinstance(Ws, np.ndarray) and Ws.dtype == object):
         if len(Ws) == 0:
             raise ChannelError("Ws must hold at least one channel, got an empty list")
-        mats = [check.stochastic_matrix(W, f"Ws[{i}]") for i, W in enumerate(Ws)]
-    else:
-        raise ChannelError(
-            f"Ws must be a (B, n_inputs, n_outputs) array or a list of channels, "
-            f"got {check.show(Ws)}"
-        )
-    shapes = tuple((int(m.shape[0]), int(m.shape[1])) for m in mats)
-    nx = max(s[0] for s in shapes)
-    ny = max(s[1] for s in shapes)
-    stack = np.zeros((len(mats), nx, ny))
-    for b, m in enumerate(mats):
-        stack[b, : m.shape[0], : m.shape[1]] = m
-        stack[b, m.shape[0] :, : m.shape[1]] = m[0]  # duplicate rows and zero columns: exact
-    return stack, shapes
+        return [check.stochastic_matrix(W, f"Ws[{i}]") for i, W in enumerate(Ws)]
+    raise ChannelError(
+        f"Ws must be a (B, n_inputs, n_outputs) array or a list of channels, got {check.show(Ws)}"
+    )
 
 
 def capacities(
@@ -191,10 +177,22 @@ def capacities(
 
     Parameters
     ----------
-    Ws : array of shape (B, n_inputs, n_outputs), or a sequence of channels
-        A list may hold channels of different sizes: they are padded exactly (extra inputs
-        duplicate the first row, extra outputs are zero columns; neither changes capacity, and
-        the mass of the duplicates is returned to the first input).
+    Ws : sequence of channels, or array of shape (B, n_inputs, n_outputs)
+        A list or tuple (arrays, :class:`~dpcap.Channel` or mechanism objects, of any sizes):
+        each channel is reduced exactly as :func:`capacity` reduces it, the reduced channels of
+        one shape are solved together as one vectorised batch, and each bracket is recomputed
+        on the channel as given. Element ``i`` is then :func:`capacity` of ``Ws[i]`` with the
+        same ``tol`` and ``max_iter``, bit for bit: value, bracket, prior, output, status and
+        iterations (the engine treats the elements of a batch independently, and the
+        certificate is evaluated channel by channel).
+
+        A 3-D array is one vectorised batch as it stands: no per-channel reductions, and one
+        certificate evaluation for the whole stack. It is the fast path for many small channels
+        of one size, where a list spends most of its time certifying channel by channel. Its
+        brackets are certified on the channels as given and close to ``tol`` like any other,
+        but they may differ from :func:`capacity`'s in the last bits, and a channel with
+        duplicate rows or zero or proportional columns is solved unreduced, so its prior and
+        iteration count may differ too.
     tol, max_iter, unit
         As for :func:`capacity`.
 
@@ -202,8 +200,9 @@ def capacities(
     -------
     CapacitiesResult
         The fields of :class:`CapacityResult` as arrays, one status per element; element ``i``
-        is ``result[i]``. Each element leaves the vectorised working set as soon as its own
-        bracket closes.
+        is ``result[i]``. ``prior`` and ``output`` are padded with NaN beyond each element's
+        own size. Each element leaves the vectorised working set as soon as its own bracket
+        closes.
 
     Warns
     -----
@@ -216,33 +215,187 @@ def capacities(
     >>> res = capacities(np.stack([np.eye(2), np.full((2, 2), 0.5)]))
     >>> np.round(res.value, 12).tolist()
     [0.693147180560, 0.0]
+    >>> ragged = capacities([np.eye(3), [[0.9, 0.1], [0.1, 0.9]], [[1.0]]])
+    >>> ragged.shapes, ragged[0].prior.tolist(), float(ragged.value[2])
+    (((3, 3), (2, 2), (1, 1)), [0.3333333333333333, 0.3333333333333333, 0.3333333333333333], 0.0)
     """
-    stack, shapes = _stack(Ws)
-    tolerance = check.tolerance(tol)
-    budget = check.max_iter(max_iter)
-    divisor = check.unit_divisor(unit)
-    solution = blahut.solve(stack, tol=tolerance, max_iter=budget)
+    if isinstance(Ws, np.ndarray) and Ws.ndim == 3:
+        stack = check.stochastic_stack(Ws, "Ws")
+        tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
+        return _stack_capacities(stack, tolerance, budget, divisor, unit)
+    mats = _channels(Ws)
+    tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
+    return _list_capacities(mats, tolerance, budget, divisor, unit)
+
+
+def _batch_options(tol: float, max_iter: int | None, unit: str) -> tuple[float, int, float]:
+    """The validated ``(tol, max_iter, unit divisor)`` of a batch."""
+    return check.tolerance(tol), check.max_iter(max_iter), check.unit_divisor(unit)
+
+
+def _list_capacities(
+    mats: list[FloatArray], tolerance: float, budget: int, divisor: float, unit: str
+) -> CapacitiesResult:
+    """:func:`capacities` of validated channels: :func:`capacity`'s steps, batched by shape.
+
+    The engine treats the elements of a stack independently, but its sums follow the memory
+    layout of a channel: a reduced channel that is not C-ordered (``reduce_channel`` returns a
+    column-major matrix when it drops zero columns) is therefore solved alone, as
+    :func:`capacity` solves it. The others are grouped by shape and solved in stacks of at most
+    ``blahut.BLOCK_ELEMENTS`` entries (the engine's own parts): the extra memory is one such
+    stack, and a channel larger than that is solved alone, as a view, without a copy.
+    """
+    shapes = tuple((int(m.shape[0]), int(m.shape[1])) for m in mats)
+    B = len(mats)
+    reductions = _reductions(mats)
+    groups: dict[tuple[int, ...], list[int]] = {}
+    chunks: list[list[int]] = []
+    for i, r in enumerate(reductions):
+        if r.matrix.flags.c_contiguous:
+            groups.setdefault(r.matrix.shape, []).append(i)
+        else:
+            chunks.append([i])
+    for (nx, ny), members in groups.items():
+        per_stack = max(1, blahut.BLOCK_ELEMENTS // (nx * ny))
+        chunks.extend(members[k : k + per_stack] for k in range(0, len(members), per_stack))
+    lower, upper = np.empty(B), np.empty(B)
+    iterations = np.empty(B, dtype=np.int64)
+    prior = np.full((B, max(s[0] for s in shapes)), np.nan)
+    output = np.full((B, max(s[1] for s in shapes)), np.nan)
+    for chunk in chunks:
+        if len(chunk) == 1:
+            stack = reductions[chunk[0]].matrix[None]
+        else:
+            stack = np.stack([reductions[i].matrix for i in chunk])
+        solution = blahut.solve(stack, tol=tolerance, max_iter=budget)
+        del stack
+        iterations[chunk] = solution.iterations
+        # priors back on each channel as given, then one certificate per group of channels of
+        # one (C-ordered) shape: the certificate of a row does not depend on the rows beside it
+        backs = [reductions[i].prior_back(solution.prior[j]) for j, i in enumerate(chunk)]
+        ups = [reductions[i].prior_back(solution.upper_prior[j]) for j, i in enumerate(chunk)]
+        together: dict[tuple[int, int], list[int]] = {}
+        for j, i in enumerate(chunk):
+            key = shapes[i] if mats[i].flags.c_contiguous else (-1 - j, 0)
+            together.setdefault(key, []).append(j)
+        for members in together.values():
+            originals = (
+                mats[chunk[members[0]]][None]
+                if len(members) == 1
+                else np.stack([mats[chunk[j]] for j in members])
+            )
+            lo, up = _certify.batch_bracket(
+                originals,
+                np.stack([backs[j] for j in members]),
+                np.stack([ups[j] for j in members]),
+            )
+            for k, j in enumerate(members):
+                i = chunk[j]
+                lower[i], upper[i] = lo[k], up[k]
+                rows, cols = shapes[i]
+                prior[i, :rows] = backs[j]
+                output[i, :cols] = backs[j] @ mats[i]
+    return _result(
+        lower, upper, prior, output, iterations, tolerance, budget, divisor, unit, shapes
+    )
+
+
+#: Channels up to this many entries are screened together for reductions (see _reductions).
+SCREEN_ENTRIES = 256
+
+
+def _reductions(mats: list[FloatArray]) -> list[reduce.Reduction]:
+    """``reduce.reduce_channel`` of each channel, small channels screened in batches first.
+
+    ``reduce_channel`` merges only exactly equal rows and exactly proportional columns and drops
+    zero columns; a small channel in which a vectorised screen (:func:`_irreducible`) finds none
+    of these reduces to itself, so its :class:`~dpcap.solvers.reduce.Reduction` (the channel
+    itself, every row kept) is written here; every other channel goes through
+    ``reduce_channel``. The screen's columns are compared with a relative slack of 1e-9, far
+    wider than the rounding of their sums, so that it misses no merge.
+    """
+    out: list[reduce.Reduction | None] = [None] * len(mats)
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for i, m in enumerate(mats):
+        if m.size <= SCREEN_ENTRIES:
+            by_shape.setdefault(m.shape, []).append(i)
+    for (nx, ny), members in by_shape.items():
+        step = max(1, blahut.BLOCK_ELEMENTS // (nx * max(nx, ny) ** 2))  # pairwise temporaries
+        for k in range(0, len(members), step):
+            chunk = members[k : k + step]
+            plain = _irreducible(np.stack([mats[i] for i in chunk]))
+            for i in np.asarray(chunk)[plain].tolist():
+                out[i] = reduce.Reduction(mats[i], np.arange(nx, dtype=np.int64), nx)
+    return [reduce.reduce_channel(m) if r is None else r for m, r in zip(mats, out, strict=True)]
+
+
+def _irreducible(W: FloatArray) -> NDArray[np.bool_]:
+    """Elements of a stack with no equal rows, no zero column and no two columns proportional
+    (within a relative 1e-9: a screen that flags every column pair ``reduce_channel`` merges)."""
+    _, nx, ny = W.shape
+    upper_rows = np.triu(np.ones((nx, nx), dtype=bool), 1)
+    equal_rows = (W[:, :, None, :] == W[:, None, :, :]).all(axis=-1)
+    sums = W.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        C = W / sums[:, None, :]  # 0/0 = NaN in a zero column, which is flagged below anyway
+    a, b = C[:, :, :, None], C[:, :, None, :]
+    close = (np.abs(a - b) <= 1e-9 * np.maximum(a, b)).all(axis=1)
+    upper_cols = np.triu(np.ones((ny, ny), dtype=bool), 1)
+    flagged = (equal_rows & upper_rows).any(axis=(1, 2)) | (sums <= 0).any(axis=-1)
+    flagged |= (close & upper_cols).any(axis=(1, 2))
+    plain: NDArray[np.bool_] = ~flagged
+    return plain
+
+
+def _stack_capacities(
+    stack: FloatArray, tolerance: float, budget: int, divisor: float, unit: str
+) -> CapacitiesResult:
+    """:func:`capacities` of a validated 3-D stack: one vectorised batch, no reductions."""
     B, nx, ny = stack.shape
-    prior = np.full((B, nx), np.nan)
-    output = np.full((B, ny), np.nan)
-    raw = solution.prior.copy()
-    raw_upper = solution.upper_prior.copy()
-    ragged = any(shape != (nx, ny) for shape in shapes)
-    if ragged:
-        for b, (rows, _) in enumerate(shapes):
-            for p in (raw, raw_upper):  # the padded duplicates' mass goes back to row 0
-                p[b, 0] += p[b, rows:].sum()
-                p[b, rows:] = 0.0
-    lower, upper = _certify.batch_bracket(stack, raw, raw_upper)
-    q = np.einsum("bx,bxy->by", raw, stack)
-    if ragged:
-        for b, (rows, cols) in enumerate(shapes):
-            prior[b, :rows] = raw[b, :rows]
-            output[b, :cols] = q[b, :cols]
-    else:
-        prior, output = raw, q
+    solution = blahut.solve(stack, tol=tolerance, max_iter=budget)
+    prior, upper_prior = solution.prior, solution.upper_prior
+    lower, upper = np.empty(B), np.empty(B)
+    # Certified one part of the engine's size at a time (a copy is at most one part). The radius
+    # bound needs a second pass over a channel only where the engine's best upper end came from
+    # another prior than its best lower end: those elements are certified apart.
+    per_part = max(1, blahut.BLOCK_ELEMENTS // (nx * ny))
+    for start in range(0, B, per_part):
+        part = slice(start, start + per_part)
+        W, p, centre = stack[part], prior[part], upper_prior[part]
+        apart = ~(centre == p).all(axis=-1)
+        if not apart.any():
+            lower[part], upper[part] = _certify.batch_bracket(W, p)
+        elif apart.all():
+            lower[part], upper[part] = _certify.batch_bracket(W, p, centre)
+        else:
+            for idx, c in ((np.flatnonzero(~apart), None), (np.flatnonzero(apart), centre)):
+                lower[start + idx], upper[start + idx] = _certify.batch_bracket(
+                    W[idx], p[idx], None if c is None else c[idx]
+                )
+    output = np.einsum("bx,bxy->by", prior, stack)
+    shapes = ((nx, ny),) * B
+    return _result(
+        lower, upper, prior, output, solution.iterations, tolerance, budget, divisor, unit, shapes
+    )
+
+
+def _result(
+    lower: FloatArray,
+    upper: FloatArray,
+    prior: FloatArray,
+    output: FloatArray,
+    iterations: NDArray[np.int64],
+    tolerance: float,
+    budget: int,
+    divisor: float,
+    unit: str,
+    shapes: tuple[tuple[int, int], ...],
+) -> CapacitiesResult:
+    """The result of a batch; statuses as :func:`capacity` concludes them, one warning."""
+    status = np.full(len(lower), Status.MAX_ITER, dtype=object)
+    status[upper - lower <= tolerance] = Status.CONVERGED
     status, message = _certify.conclude_many(
-        [Status.CONVERGED if gap <= tolerance else Status.MAX_ITER for gap in upper - lower],
+        status,
         tolerance,
         what="channels",
         note=f"budget {budget} iterations each",
@@ -254,7 +407,7 @@ def capacities(
         prior=prior,
         output=output,
         status=status,
-        iterations=solution.iterations.copy(),
+        iterations=iterations.copy(),
         method="ba",
         unit=unit,
         message=message,

@@ -68,7 +68,10 @@ def _series(t: FloatArray, alpha: float, m: float) -> tuple[FloatArray, FloatArr
     leave a truncation below ``2⁻⁶⁰`` relative, and Horner's rounding stays below ``64u``.
     Elements beyond ``m`` get meaningless values, for the caller to overwrite.
     """
-    terms = 0 if m == 0.0 else min(_TERMS, math.ceil(60.0 / -math.log2(m)))
+    # Always the full count: a row's value and bound must not depend on the rows it is
+    # evaluated with (a batch certifies each channel bit for bit as it would alone), and m
+    # is the maximum over a whole block.
+    terms = 0 if m == 0.0 else _TERMS
     coefficients = [0.5]
     for k in range(1, terms + 1):
         coefficients.append(coefficients[-1] * (alpha - k - 1.0) / (k + 2.0))

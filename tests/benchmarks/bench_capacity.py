@@ -3,7 +3,10 @@
 Cases: BSC(0.1); Dirichlet(1) channels 4×4 to 256×256 (seeded); k-ary randomised response
 (k = 64, ε = 1); BSC(0.1) plus a near-duplicate row ``[0.9−η, 0.1+η]`` (η = 1e-3, 1e-5: the
 optimal prior is sparse, plain BA's hard case); the truncated geometric mechanism on {0..99} at
-ε = 0.1 (a DP channel with a sparse optimal prior). Then a batch of 10,000 random 4×8 channels.
+ε = 0.1 (a DP channel with a sparse optimal prior). Then a batch of 10,000 random 4×8 channels,
+and a ragged family: the truncated geometric mechanism on {0..n}, n = 2..200, at ten values of ε
+(1,990 channels of 199 sizes), a loop of ``dpcap.capacity`` against one ``dpcap.capacities`` call
+on the list (whose elements must equal the loop's, bit for bit).
 
 dpcap runs ``dpcap.capacity(W, tol=1e-9)`` (certified gap ``upper − lower ≤ 1e-9`` nats). The peers
 are cvxpy with Clarabel, ECOS and SCS on the exponential-cone formulation
@@ -164,11 +167,53 @@ def batch(n_channels: int = 10_000, n_peer: int = 200, repeat: int = 3) -> dict[
     return out
 
 
+#: The ε of the ragged family (with n = 2..200: 1,990 channels).
+FAMILY_EPSILONS = tuple(0.2 * k for k in range(1, 11))
+
+
+def ragged(sizes: range = range(2, 201), repeat: int = 1) -> dict[str, Any]:
+    """A loop of ``capacity`` against ``capacities(list)`` on the truncated geometric family."""
+    from dpcap.mechanisms import truncated_geometric
+
+    family = [truncated_geometric(n, eps) for n in sizes for eps in FAMILY_EPSILONS]
+    print(
+        f"\nRagged family: truncated geometric on {{0..n}}, n = {sizes.start}..{sizes.stop - 1} x "
+        f"{len(FAMILY_EPSILONS)} eps ({len(family):,} channels), tol = {TOL:g}; best of {repeat}"
+    )
+    capacities = getattr(dpcap, "capacities", None)
+    if capacities is None:
+        print("  dpcap.capacities not available yet")
+        return {"n": len(family)}
+    small = family[: 2 * len(FAMILY_EPSILONS)]
+    capacities(small, tol=TOL)  # warm-up (imports, first calls)
+    loop_s = batch_s = np.inf
+    for _ in range(repeat):  # interleaved, so that a busy machine slows both alike
+        start = time.perf_counter()
+        loop = [dpcap.capacity(W, tol=TOL) for W in family]
+        loop_s = min(loop_s, time.perf_counter() - start)
+        start = time.perf_counter()
+        result = capacities(family, tol=TOL)
+        batch_s = min(batch_s, time.perf_counter() - start)
+    equal = all(
+        (r.lower, r.upper, r.iterations) == (result.lower[i], result.upper[i], result[i].iterations)
+        and np.array_equal(r.prior, result[i].prior)
+        for i, r in enumerate(loop)
+    )
+    n = len(family)
+    print(f"  loop of capacity   {loop_s:8.3f} s  {n / loop_s:12,.0f} channels/s")
+    print(
+        f"  capacities(list)   {batch_s:8.3f} s  {n / batch_s:12,.0f} channels/s"
+        f"  bit for bit equal to the loop: {equal}"
+    )
+    print(f"  loop/capacities    {loop_s / batch_s:8.1f} x")
+    return {"n": n, "loop_s": loop_s, "batch_s": batch_s, "ratio": loop_s / batch_s, "equal": equal}
+
+
 def main(repeat: int = 3) -> dict[str, Any]:
     if getattr(dpcap, "capacity", None) is None:
         print("dpcap.capacity not available yet: timing the cvxpy peers only\n")
     rows = single_channels(repeat)
-    return {"single": rows, "batch": batch()}
+    return {"single": rows, "batch": batch(), "ragged": ragged()}
 
 
 if __name__ == "__main__":
