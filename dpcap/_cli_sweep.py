@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcap import _validation as check
+from dpcap._sweep_store import SPEC_FILE
 from dpcap.errors import DpcapError, ParameterError
 
 if TYPE_CHECKING:
@@ -310,6 +311,10 @@ def run(args: argparse.Namespace) -> int:
         from dpcap.sweep import load_sweep, sweep
     except ImportError as exc:  # pragma: no cover - pandas is a dependency
         raise DpcapError(f"dpcap sweep needs pandas: {exc}") from exc
+    if ":" in spec.family and "" not in sys.path and str(Path.cwd()) not in sys.path:
+        # "module:function" of the user's own: import it from the working directory, as
+        # ``python -m dpcap`` would (a console script's sys.path starts at its bin folder)
+        sys.path.insert(0, str(Path.cwd()))
     before = _points_stored(args.store, load_sweep)
     start = time.perf_counter()
     try:
@@ -329,7 +334,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except ImportError as exc:
         raise DpcapError(
-            f"{exc}; stores and the dask executor need the distributed extra "
+            f"{exc}; the dask executor needs the distributed extra "
             "(pip install 'dpcap[distributed]')"
         ) from exc
     seconds = time.perf_counter() - start
@@ -368,7 +373,7 @@ def summary(
 
 def _points_stored(store: Path | None, load: Any) -> int:
     """Grid points already in ``store`` (0 if there is none yet)."""
-    if store is None or not (store / "spec.json").is_file():
+    if store is None or not (store / SPEC_FILE).is_file():
         return 0
     return int(load(store)["point"].nunique())
 

@@ -34,6 +34,7 @@ from dpcap.capacity import capacities, capacity
 from dpcap.channel import Mechanism
 from dpcap.errors import ConvergenceWarning, ParameterError, ProblemTooLargeError
 from dpcap.midp import correlated_leakage, midp, renyi_midp
+from dpcap.neighbors import NEIGHBOR_NAMES
 from dpcap.privacy import (
     dp_delta,
     dp_delta_curve,
@@ -107,6 +108,7 @@ QUERIES: dict[str, Query] = {
 
 #: Parameters whose values are checked when the spec is read, before anything runs.
 _CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "neighbors": lambda v, n: check.choice(v, NEIGHBOR_NAMES, n),
     "alpha": lambda v, n: check.order(v, n),
     "eps": lambda v, n: check.nonnegative_scalar(v, n),
     "tol": lambda v, n: check.tolerance(v),
@@ -159,13 +161,18 @@ def _build(family: Callable[..., Any], point: int, params: dict[str, Any]) -> _I
         obj = family(**params)
     except ProblemTooLargeError as exc:
         return _Instance(point, None, TOO_LARGE, str(exc))
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # one bad instance never stops the sweep
         return _Instance(point, None, FAILED, _describe(exc))
     return _Instance(point, obj, seconds=time.perf_counter() - start)
 
 
+class ChunkError(Exception):
+    """A whole chunk failed (its message says which points and why); raised by the family
+    that stands in for the real one when the rows of such a chunk are written."""
+
+
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, ChunkError) else f"{type(exc).__name__}: {exc}"
 
 
 def _row(value: Any, unit: str) -> dict[str, Any]:
@@ -226,7 +233,7 @@ def _call(fn: Callable[..., Any], inst: _Instance, kwargs: dict[str, Any]) -> tu
         return fn(inst.obj, **kwargs), ""
     except ProblemTooLargeError as exc:
         return None, f"{TOO_LARGE}:{exc}"
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         return None, f"{FAILED}:{_describe(exc)}"
 
 
@@ -234,12 +241,20 @@ def _one_entry(obj: Any) -> bool:
     return not (isinstance(obj, Mechanism) and obj.n_entries > 1)
 
 
-def _dense_ok(obj: Any) -> bool:
+def _size(obj: Any) -> int:
+    """Entries of an instance's dense matrix (0 if it is not array-like: the query says why)."""
     try:
-        size = int(obj.n_inputs) * int(obj.n_outputs)
+        return int(obj.n_inputs) * int(obj.n_outputs)
     except AttributeError:
-        size = int(np.size(obj))
-    return size <= check.MAX_DENSE_ELEMENTS
+        pass
+    try:
+        return int(np.size(obj))
+    except Exception:  # a ragged list, an object: the query's validation will name it
+        return 0
+
+
+def _dense_ok(obj: Any) -> bool:
+    return 0 < _size(obj) <= check.MAX_DENSE_ELEMENTS
 
 
 def _capacity_batch(
@@ -249,8 +264,8 @@ def _capacity_batch(
     out: dict[int, tuple[Any, str, float]] = {}
     batch = [i for i in instances if _dense_ok(i.obj)]
     for inst in instances:
-        if not _dense_ok(inst.obj):
-            res, err = _call(capacity, inst, kwargs)  # refused with its own message
+        if not _dense_ok(inst.obj):  # refused, or not a channel: its own call says why
+            res, err = _call(capacity, inst, kwargs)
             out[inst.point] = (res, err, 0.0)
     if batch:
         start = time.perf_counter()
@@ -290,7 +305,31 @@ def evaluate(
     query name and parameters, and :data:`RESULT_COLUMNS`; the grid parameters are added by
     the caller. Convergence warnings are silenced here: each row carries its status.
     """
-    instances = [_build(family, index, params) for index, params in points]
+    rows: list[dict[str, Any]] = []
+    group: list[_Instance] = []
+    entries = 0
+    for index, params in points:
+        group.append(_build(family, index, params))
+        entries += _size(group[-1].obj) if not group[-1].status else 0
+        if entries >= BATCH_ENTRIES:
+            rows += _query_all(group, queries, options)
+            group, entries = [], 0
+    if group:
+        rows += _query_all(group, queries, options)
+    return rows
+
+
+#: A chunk's instances are built and queried in groups of about this many matrix entries
+#: (64 MiB of float64): a chunk of large instances never holds them all at once.
+BATCH_ENTRIES = 1 << 23
+
+
+def _query_all(
+    instances: list[_Instance],
+    queries: list[tuple[str, dict[str, Any]]],
+    options: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The rows of built instances under every query (see :func:`evaluate`)."""
     built = [i for i in instances if not i.status]
     rows: dict[int, list[dict[str, Any]]] = {i.point: [] for i in instances}
     cache: dict[tuple[str, ...], dict[int, tuple[Any, str, float]]] = {}
@@ -332,17 +371,13 @@ def _answers(
     """``{point: (answer, error, seconds)}`` of one query over the built instances."""
     batched = {k: v for k, v in kwargs.items() if k in ("tol", "max_iter", "unit")}
     key = ("capacity", *(f"{k}={v!r}" for k, v in sorted(batched.items())))
-    if name == "capacity" and set(kwargs) <= set(batched):
-        if key not in cache:
-            cache[key] = _capacity_batch(built, batched)
-        return cache[key]
-    if name == "midp" and set(kwargs) <= set(batched):
-        single = [i for i in built if _one_entry(i.obj)]
-        if key not in cache:
-            cache[key] = _capacity_batch(single, batched)
-        elif any(i.point not in cache[key] for i in single):
-            cache[key] |= _capacity_batch([i for i in single if i.point not in cache[key]], batched)
-        out = {i.point: _as_midp(*cache[key][i.point]) for i in single}
+    if name in ("capacity", "midp") and set(kwargs) <= set(batched):
+        wanted = built if name == "capacity" else [i for i in built if _one_entry(i.obj)]
+        known = cache.setdefault(key, {})
+        known |= _capacity_batch([i for i in wanted if i.point not in known], batched)
+        if name == "capacity":
+            return {i.point: known[i.point] for i in wanted}
+        out = {i.point: _as_midp(*known[i.point]) for i in wanted}
         others = [i for i in built if not _one_entry(i.obj)]
         return out | _loop(midp, others, kwargs)
     function = dp_delta_curve if name == "dp_delta" and isinstance(params["eps"], list) else None

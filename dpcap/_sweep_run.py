@@ -15,6 +15,7 @@ import logging
 import math
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -27,6 +28,10 @@ from dpcap.errors import ParameterError
 __all__ = ["EXECUTORS", "Job", "default_chunk_size", "execute", "resolve_family"]
 
 EXECUTORS = ("auto", "serial", "processes", "dask")
+
+#: Worker processes start fresh (``spawn``): the same on every platform, and no fork of a
+#: parent whose threads (BLAS, tqdm, Dask) might hold locks.
+_SPAWN = multiprocessing.get_context("spawn")
 
 Chunk = list[tuple[int, dict[str, Any]]]
 Rows = list[dict[str, Any]]
@@ -68,15 +73,11 @@ def run_chunk(job: Job, chunk: Chunk) -> Rows:
     return job(chunk)
 
 
-class _ChunkFailed(Exception):
-    pass
-
-
 def failed_rows(job: Job, chunk: Chunk, message: str) -> Rows:
     """Rows with status ``failed`` for every point and query of a chunk that kept failing."""
 
     def fail(**_: Any) -> Any:
-        raise _ChunkFailed(message)
+        raise _sweep_queries.ChunkError(message)
 
     return _sweep_queries.evaluate(fail, chunk, job.queries, job.options)
 
@@ -88,6 +89,11 @@ def default_chunk_size(points: int, workers: int) -> int:
     return max(1, min(1000, math.ceil(points / target)))
 
 
+#: What an executor yields: the chunk, its rows, and whether they are final (stored). Rows of a
+#: chunk that kept failing are not final: a resumed sweep tries those points again.
+Done = tuple[Chunk, Rows, bool]
+
+
 def execute(
     job: Job,
     chunks: list[Chunk],
@@ -96,8 +102,13 @@ def execute(
     workers: int,
     scheduler: Any = None,
     retries: int = 2,
-) -> Iterator[tuple[Chunk, Rows]]:
-    """Run ``chunks`` on ``executor``; yield ``(chunk, rows)`` as each finishes."""
+) -> Iterator[Done]:
+    """Run ``chunks`` on ``executor``; yield ``(chunk, rows, final)`` as each finishes.
+
+    A chunk that raised ``retries + 1`` times is split into its points, each tried afresh, so
+    a point that kills its worker fails alone; a point that keeps failing gives non-final rows
+    with status ``failed``.
+    """
     if executor == "serial":
         yield from _serial(job, chunks, retries)
     elif executor == "processes":
@@ -106,103 +117,132 @@ def execute(
         yield from _dask(job, chunks, workers, scheduler, retries)
 
 
-def _serial(job: Job, chunks: list[Chunk], retries: int) -> Iterator[tuple[Chunk, Rows]]:
-    for chunk in chunks:
+def _exhausted(job: Job, chunk: Chunk, retries: int, exc: BaseException) -> list[Chunk] | Done:
+    """A chunk out of attempts: its points as chunks of one, or the failed rows of one point."""
+    if len(chunk) > 1:
+        return [[point] for point in chunk]
+    message = (
+        f"point {chunk[0][0]} failed after {retries + 1} attempts ({type(exc).__name__}: "
+        f"{exc}); not stored: a resumed sweep tries it again"
+    )
+    return chunk, failed_rows(job, chunk, message), False
+
+
+def _serial(job: Job, chunks: list[Chunk], retries: int) -> Iterator[Done]:
+    queue = deque(chunks)
+    while queue:
+        chunk = queue.popleft()
         for attempt in range(retries + 1):
             try:
                 rows = job(chunk)
-                break
             except Exception as exc:
-                if attempt == retries:
-                    rows = failed_rows(job, chunk, _after(retries, exc))
-        yield chunk, rows
+                if attempt < retries:
+                    continue
+                out = _exhausted(job, chunk, retries, exc)
+                if isinstance(out, list):
+                    queue.extendleft(reversed(out))
+                else:
+                    yield out
+            else:
+                yield chunk, rows, True
+            break
 
 
-def _after(retries: int, exc: BaseException) -> str:
-    return f"chunk failed after {retries + 1} attempts: {type(exc).__name__}: {exc}"
+def _kill(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now, its running work included (``shutdown`` cannot cancel that)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        if worker is not None and worker.is_alive():
+            worker.terminate()
 
 
-def _processes(
-    job: Job, chunks: list[Chunk], workers: int, retries: int
-) -> Iterator[tuple[Chunk, Rows]]:
+def _processes(job: Job, chunks: list[Chunk], workers: int, retries: int) -> Iterator[Done]:
     """Chunks on a pool of ``spawn`` workers (the same start on every platform, no fork).
 
+    At most two chunks per worker are in flight (the rest wait here, not in the pool's queue).
     A worker that dies breaks the whole pool (:class:`BrokenProcessPool`) and every chunk in
     flight with it, so the culprit is unknown: the unfinished chunks then run in isolation,
     each in a one-worker pool of its own (``workers`` at a time), where a failure is charged
-    to the chunk that caused it.
+    to the chunk that caused it. On any exit but completion the workers are terminated.
     """
-    context = multiprocessing.get_context("spawn")
-    attempts = [0] * len(chunks)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    futures: dict[Future[Rows], int] = {}
-    for i, chunk in enumerate(chunks):
-        futures[pool.submit(run_chunk, job, chunk)] = i
+    waiting = deque((chunk, 0) for chunk in chunks)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_SPAWN)
+    flight: dict[Future[Rows], tuple[Chunk, int]] = {}
+    broken = False
     try:
-        while futures:
-            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
-            if any(isinstance(f.exception(), BrokenProcessPool) for f in finished):
-                break
+        while (waiting or flight) and not broken:
+            while waiting and len(flight) < 2 * workers:
+                chunk, tries = waiting.popleft()
+                flight[pool.submit(run_chunk, job, chunk)] = (chunk, tries)
+            finished, _ = wait(flight, return_when=FIRST_COMPLETED)
             for fut in finished:
-                i = futures.pop(fut)
+                chunk, tries = flight.pop(fut)
                 exc = fut.exception()
-                if exc is None:
-                    yield chunks[i], fut.result()
-                    continue
-                attempts[i] += 1
-                if attempts[i] <= retries:
-                    futures[pool.submit(run_chunk, job, chunks[i])] = i
+                if isinstance(exc, BrokenProcessPool):
+                    broken = True
+                    waiting.appendleft((chunk, tries))
+                elif exc is None:
+                    yield chunk, fut.result(), True
+                elif tries < retries:
+                    waiting.append((chunk, tries + 1))
                 else:
-                    yield chunks[i], failed_rows(job, chunks[i], _after(retries, exc))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    yield from _isolated(job, chunks, sorted(futures.values()), attempts, workers, retries)
+                    out = _exhausted(job, chunk, retries, exc)
+                    if isinstance(out, list):
+                        waiting.extend((c, 0) for c in out)
+                    else:
+                        yield out
+    except BaseException:
+        _kill(pool)
+        raise
+    if broken:
+        _kill(pool)
+        waiting.extendleft(flight.values())
+        yield from _isolated(job, waiting, workers, retries)
+    else:
+        pool.shutdown(wait=True)
 
 
 def _isolated(
-    job: Job,
-    chunks: list[Chunk],
-    todo: list[int],
-    attempts: list[int],
-    workers: int,
-    retries: int,
-) -> Iterator[tuple[Chunk, Rows]]:
-    """Each chunk of ``todo`` in a one-worker pool of its own, ``workers`` pools at a time."""
-    context = multiprocessing.get_context("spawn")
-    queue = list(todo)
-    running: dict[Future[Rows], tuple[int, ProcessPoolExecutor]] = {}
+    job: Job, queue: deque[tuple[Chunk, int]], workers: int, retries: int
+) -> Iterator[Done]:
+    """Each chunk of ``queue`` in a one-worker pool of its own, ``workers`` pools at a time."""
+    running: dict[Future[Rows], tuple[Chunk, int, ProcessPoolExecutor]] = {}
     try:
         while queue or running:
             while queue and len(running) < workers:
-                i = queue.pop(0)
-                pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
-                running[pool.submit(run_chunk, job, chunks[i])] = (i, pool)
+                chunk, tries = queue.popleft()
+                pool = ProcessPoolExecutor(max_workers=1, mp_context=_SPAWN)
+                running[pool.submit(run_chunk, job, chunk)] = (chunk, tries, pool)
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in finished:
-                i, pool = running.pop(fut)
-                pool.shutdown(wait=False)
+                chunk, tries, pool = running.pop(fut)
                 exc = fut.exception()
+                pool.shutdown(wait=exc is None)
                 if exc is None:
-                    yield chunks[i], fut.result()
-                    continue
-                attempts[i] += 1
-                if attempts[i] <= retries:
-                    queue.append(i)
+                    yield chunk, fut.result(), True
+                elif tries < retries:
+                    queue.append((chunk, tries + 1))
                 else:
-                    yield chunks[i], failed_rows(job, chunks[i], _after(retries, exc))
+                    out = _exhausted(job, chunk, retries, exc)
+                    if isinstance(out, list):
+                        queue.extend((c, 0) for c in out)
+                    else:
+                        yield out
     finally:
-        for _, pool in running.values():
-            pool.shutdown(wait=False, cancel_futures=True)
+        for _, _, pool in running.values():
+            _kill(pool)
 
 
 def _dask(
     job: Job, chunks: list[Chunk], workers: int, scheduler: Any, retries: int
-) -> Iterator[tuple[Chunk, Rows]]:
+) -> Iterator[Done]:
     """Chunks as Dask futures (``Client.submit``, ``as_completed``), with Dask's own retries.
 
     ``scheduler``: None starts a :class:`~dask.distributed.LocalCluster` of ``workers``
     single-threaded worker processes (closed at the end); a ``"tcp://host:port"`` address
-    connects to a running scheduler; a ``Client`` is used as it is.
+    connects to a running scheduler; a ``Client`` is used as it is (what this sweep submitted
+    is cancelled if it stops early).
     """
     try:
         from dask.distributed import Client, LocalCluster, as_completed
@@ -226,18 +266,28 @@ def _dask(
     else:
         client = Client(scheduler)
         owned.append(client)
-    futures: dict[Any, int] = {}
+    futures: dict[Any, Chunk] = {}
+
+    def submit(chunk: Chunk) -> Any:
+        fut = client.submit(run_chunk, job, chunk, retries=retries, pure=False)
+        futures[fut] = chunk
+        return fut
+
     try:
-        for i, chunk in enumerate(chunks):
-            futures[client.submit(run_chunk, job, chunk, retries=retries, pure=False)] = i
-        for fut in as_completed(list(futures)):
-            i = futures[fut]
-            if fut.status == "error":
-                yield chunks[i], failed_rows(job, chunks[i], _after(retries, fut.exception()))
+        stream = as_completed([submit(chunk) for chunk in chunks])
+        for fut in stream:
+            chunk = futures.pop(fut)
+            if fut.status != "error":
+                yield chunk, fut.result(), True
+                continue
+            out = _exhausted(job, chunk, retries, fut.exception())
+            if isinstance(out, list):
+                for part in out:
+                    stream.add(submit(part))
             else:
-                yield chunks[i], fut.result()
+                yield out
     finally:
-        if not owned:  # someone else's cluster: leave nothing of ours running on it
+        if futures and not owned:  # someone else's cluster: leave nothing of ours running
             client.cancel(list(futures))
         for obj in owned:
             obj.close()

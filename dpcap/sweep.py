@@ -31,19 +31,16 @@ for any reason resumes where it stopped.
 
 from __future__ import annotations
 
-import inspect
-import itertools
 import math
-import numbers
 import os
-import pickle
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcap import _certify, _sweep_queries, _sweep_run, mechanisms
+from dpcap import _certify, _sweep_queries, _sweep_run
+from dpcap import _sweep_spec as spec_
 from dpcap import _validation as check
 from dpcap.errors import ConvergenceWarning, ParameterError
 
@@ -51,9 +48,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SweepInterrupted", "load_sweep", "sweep"]
-
-#: Column names a grid parameter may not take.
-_RESERVED = ("point", "query", *_sweep_queries.RESULT_COLUMNS)
 
 #: Statuses of rows that met their tolerance; every other status is counted in the warning.
 _GOOD = ("converged",)
@@ -70,6 +64,9 @@ class SweepInterrupted(KeyboardInterrupt):
         where = f"; they are in {store!r}: run the same sweep again to resume" if store else ""
         super().__init__(f"sweep interrupted: {done} of {total} grid points done{where}")
         self.done, self.total, self.store = done, total, store
+
+    def __reduce__(self) -> tuple[type[SweepInterrupted], tuple[int, int, str | None]]:
+        return type(self), (self.done, self.total, self.store)
 
 
 def sweep(
@@ -151,20 +148,31 @@ def sweep(
         Once, counting the rows whose status is not ``converged`` (``max_iter``,
         ``inaccurate``, ``failed``, ``too_large``, …); each row keeps its own message.
     """
-    fn, ref = _family(family)
-    points = _points(grid, fn)
-    plan = _queries(queries)
-    options = {"tol": check.tolerance(tol), "unit": unit, "max_iter": max_iter}
+    fn, ref = spec_.family(family)
+    if store is not None and "<" in ref:  # <lambda>, <locals>: no name tells two of them apart
+        raise ParameterError(
+            f"family {ref} has no name a store can record (a lambda or a local function): "
+            "define it at module level to use store="
+        )
+    grid = spec_.normalise(grid)
+    points = spec_.points(grid, fn)
+    plan = spec_.queries(queries)
     check.unit_divisor(unit)
-    check.max_iter(max_iter)
+    options = {
+        "tol": check.tolerance(tol),
+        "unit": str(unit),
+        "max_iter": None if max_iter is None else check.max_iter(max_iter),
+    }
+    if store is not None and not os.fspath(store):
+        raise ParameterError("store must be a path, got an empty string")
     kind, n_workers = _executor(executor, scheduler, workers)
     if kind in ("processes", "dask"):
-        _picklable(family)
+        spec_.picklable(family)
     size = _chunk_size(chunk_size, len(points), n_workers if kind != "serial" else 1)
     retries = check.integer(retries, "retries", 0)
     spec = {
         "family": ref,
-        "grid": _plain_grid(grid, points),
+        "grid": spec_.plain_grid(grid, points),
         "queries": [[name, params] for name, params in plan],
         "options": options,
         "dpcap": _version(),
@@ -175,6 +183,42 @@ def sweep(
     from dpcap._sweep_store import Store
 
     box = Store(store, spec) if store is not None else None
+    try:
+        frames = _run(
+            job, points, columns, box, kind, n_workers, scheduler, retries, size, progress
+        )
+    except KeyboardInterrupt as stop:
+        done_now = stop.args[0] if stop.args and isinstance(stop.args[0], int) else 0
+        raise SweepInterrupted(
+            done_now, len(points), None if store is None else os.fspath(store)
+        ) from None
+    finally:
+        if box is not None:
+            box.release()
+    if box is not None:
+        frames.insert(0, box.read())
+    table = _sorted(_concat(frames, columns), columns)
+    _report(table)
+    return table
+
+
+def _run(
+    job: _sweep_run.Job,
+    points: list[dict[str, Any]],
+    columns: dict[str, str],
+    box: Any,
+    kind: str,
+    workers: int,
+    scheduler: Any,
+    retries: int,
+    size: int,
+    progress: bool | None,
+) -> list[pd.DataFrame]:
+    """Run the points missing from ``box`` in chunks of ``size``; store each finished chunk.
+
+    Returns the frames not stored (all of them without a store). A ``KeyboardInterrupt`` is
+    re-raised carrying the number of grid points done.
+    """
     done = box.done() if box is not None else set()
     todo = [(i, p) for i, p in enumerate(points) if i not in done]
     chunks = [todo[k : k + size] for k in range(0, len(todo), size)]
@@ -182,25 +226,21 @@ def sweep(
     bar = _bar(progress, len(points), len(done))
     finished = len(done)
     try:
-        for chunk, rows in _sweep_run.execute(
-            job, chunks, executor=kind, workers=n_workers, scheduler=scheduler, retries=retries
+        for chunk, rows, final in _sweep_run.execute(
+            job, chunks, executor=kind, workers=workers, scheduler=scheduler, retries=retries
         ):
             frame = _frame(rows, dict(chunk), columns)
-            if box is not None:
+            if box is not None and final:
                 box.write(frame)
-            else:
+            else:  # no store, or rows of points that kept failing: a resume tries them again
                 frames.append(frame)
             finished += len(chunk)
             bar.update(len(chunk))
     except KeyboardInterrupt:
-        raise SweepInterrupted(
-            finished, len(points), None if store is None else os.fspath(store)
-        ) from None
+        raise KeyboardInterrupt(finished) from None
     finally:
         bar.close()
-    table = _sorted(box.read() if box is not None else _concat(frames, columns), columns)
-    _report(table)
-    return table
+    return frames
 
 
 def load_sweep(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -213,213 +253,8 @@ def load_sweep(path: str | os.PathLike[str]) -> pd.DataFrame:
     box = Store(path)
     spec = box.spec
     plan = [(name, params) for name, params in spec["queries"]]
-    points = _grid_from_plain(spec["grid"])
+    points = spec_.grid_from_plain(spec["grid"])
     return _sorted(box.read(), _columns(points, plan))
-
-
-# --- the spec -----------------------------------------------------------------------------
-
-
-def _family(family: Any) -> tuple[Callable[..., Any], str]:
-    """The family's callable and the reference recorded in the spec."""
-    if isinstance(family, str):
-        if ":" not in family and family not in mechanisms.__all__:
-            raise ParameterError(
-                f"family: unknown mechanism {family!r}; dpcap.mechanisms has "
-                f"{', '.join(mechanisms.__all__)} (or give a callable, or "
-                "'package.module:function')"
-            )
-        fn = _sweep_run.resolve_family(family)
-        return fn, family if ":" in family else f"dpcap.mechanisms:{family}"
-    if not callable(family):
-        raise ParameterError(f"family must be a callable or a name, got {check.show(family)}")
-    module = getattr(family, "__module__", None) or "?"
-    name = getattr(family, "__qualname__", None) or type(family).__qualname__
-    if module.startswith("dpcap.mechanisms"):
-        module = "dpcap.mechanisms"
-    return family, f"{module}:{name}"
-
-
-def _picklable(family: Any) -> None:
-    if isinstance(family, str):
-        return
-    try:
-        pickle.dumps(family)
-    except Exception as exc:
-        raise ParameterError(
-            f"family {check.show(family)} cannot be sent to worker processes ({exc}); define "
-            "it at module level, or use executor='serial'"
-        ) from exc
-
-
-def _scalar(value: Any, where: str) -> Any:
-    """A grid value as a plain Python scalar; NaN, complex, arrays and objects refused."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        if math.isnan(value):
-            raise ParameterError(f"{where} must not be NaN")
-        return float(value)
-    raise ParameterError(
-        f"{where} must be a number, a boolean or a string, got {check.show(value)}"
-    )
-
-
-def _points(grid: Any, fn: Callable[..., Any]) -> list[dict[str, Any]]:
-    """The grid as a list of parameter dicts, checked against the family's signature."""
-    if isinstance(grid, Mapping):
-        if not grid:
-            raise ParameterError("grid must name at least one parameter, got an empty mapping")
-        axes = {}
-        for key, values in grid.items():
-            vals = values if isinstance(values, (list, tuple, range, np.ndarray)) else [values]
-            if len(vals) == 0:
-                raise ParameterError(f"grid[{key!r}] must hold at least one value, got none")
-            axes[key] = [_scalar(v, f"grid[{key!r}] values") for v in vals]
-        points = [
-            dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())
-        ]
-    elif isinstance(grid, Sequence) and not isinstance(grid, str):
-        if not grid:
-            raise ParameterError("grid must hold at least one point, got an empty list")
-        points = []
-        for i, point in enumerate(grid):
-            if not isinstance(point, Mapping):
-                raise ParameterError(
-                    f"grid[{i}] must be a dict of parameters, got {check.show(point)}"
-                )
-            if set(point) != set(grid[0]):
-                raise ParameterError(
-                    f"grid[{i}] has parameters {sorted(point)}, grid[0] has {sorted(grid[0])}: "
-                    "every point of an explicit grid names the same parameters"
-                )
-            points.append({k: _scalar(v, f"grid[{i}][{k!r}]") for k, v in point.items()})
-    else:
-        raise ParameterError(
-            "grid must be a mapping of parameter -> values or a list of dicts, got "
-            f"{check.show(grid)}"
-        )
-    reserved = [k for k in points[0] if k in _RESERVED]
-    if reserved:
-        raise ParameterError(
-            f"grid: parameter name(s) {reserved} are columns of the sweep table; rename them"
-        )
-    _check_signature(fn, list(points[0]))
-    return points
-
-
-def _check_signature(fn: Callable[..., Any], names: list[str]) -> None:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # a builtin without a signature: the calls will tell
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    takes = [n for n, p in params.items() if p.kind is not inspect.Parameter.POSITIONAL_ONLY]
-    for name in names:
-        if name not in takes:
-            raise ParameterError(
-                f"grid: the family {getattr(fn, '__name__', fn)} takes no parameter {name!r}; "
-                f"it takes {', '.join(takes)}"
-            )
-    missing = [
-        n
-        for n, p in params.items()
-        if p.default is inspect.Parameter.empty
-        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        and n not in names
-    ]
-    if missing:
-        raise ParameterError(
-            f"grid: the family {getattr(fn, '__name__', fn)} needs {', '.join(missing)}, "
-            "which the grid does not give"
-        )
-
-
-def _queries(queries: Any) -> list[tuple[str, dict[str, Any]]]:
-    """Normalised ``[(name, params), ...]``; list-valued parameters expanded into rows."""
-    if isinstance(queries, str):
-        items: list[Any] = [queries]
-    elif isinstance(queries, Mapping):
-        items = list(queries.items())
-    elif isinstance(queries, Sequence):
-        items = list(queries)
-    else:
-        raise ParameterError(
-            f"queries must be a name, a list or a mapping, got {check.show(queries)}"
-        )
-    if not items:
-        raise ParameterError("queries must name at least one query, got none")
-    plan: list[tuple[str, dict[str, Any]]] = []
-    for item in items:
-        name, params = (item, {}) if isinstance(item, str) else _pair(item)
-        _sweep_queries.query(name)
-        params = {k: _query_value(v, f"queries: {name} parameter {k}") for k, v in params.items()}
-        _sweep_queries.check_params(name, params)
-        plan += _expanded(name, params)
-    return plan
-
-
-def _pair(item: Any) -> tuple[str, dict[str, Any]]:
-    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
-        return item[0], dict(item[1])
-    if isinstance(item, Mapping) and "query" in item:
-        rest = {k: v for k, v in item.items() if k != "query"}
-        return item["query"], rest
-    raise ParameterError(
-        f"queries: each entry must be a name, a (name, params) pair or a dict with 'query', "
-        f"got {check.show(item)}"
-    )
-
-
-def _query_value(value: Any, where: str) -> Any:
-    if isinstance(value, (list, tuple, np.ndarray)):
-        values = [_scalar(v, where) for v in value]
-        if not values:
-            raise ParameterError(f"{where} must hold at least one value, got none")
-        return values
-    return None if value is None else _scalar(value, where)
-
-
-def _expanded(name: str, params: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """One query per combination of list-valued parameters (``dp_delta``'s ε stays a list)."""
-    lists = {k: v for k, v in params.items() if isinstance(v, list)}
-    if name == "dp_delta":
-        lists.pop("eps", None)
-    if not lists:
-        return [(name, params)]
-    out = []
-    for combo in itertools.product(*lists.values()):
-        out.append((name, params | dict(zip(lists, combo, strict=True))))
-    return out
-
-
-def _plain_grid(grid: Any, points: list[dict[str, Any]]) -> dict[str, Any]:
-    """The grid as recorded in the spec: the axes of a product, or the explicit points."""
-    if isinstance(grid, Mapping):
-        axes = [[k, sorted({p[k] for p in points}, key=_order_key(points, k))] for k in points[0]]
-        return {"product": axes}
-    return {"points": points}
-
-
-def _order_key(points: list[dict[str, Any]], key: str) -> Callable[[Any], int]:
-    first: dict[Any, int] = {}
-    for i, p in enumerate(points):
-        first.setdefault((type(p[key]).__name__, p[key]), i)
-    return lambda v: first[(type(v).__name__, v)]
-
-
-def _grid_from_plain(plain: dict[str, Any]) -> list[dict[str, Any]]:
-    if "product" in plain:
-        names = [name for name, _ in plain["product"]]
-        values = [vals for _, vals in plain["product"]]
-        return [dict(zip(names, c, strict=True)) for c in itertools.product(*values)]
-    points: list[dict[str, Any]] = plain["points"]
-    return points
 
 
 def _executor(executor: Any, scheduler: Any, workers: Any) -> tuple[str, int]:
@@ -524,6 +359,7 @@ def _frame(
 def _concat(frames: list[pd.DataFrame], columns: dict[str, str]) -> pd.DataFrame:
     import pandas as pd
 
+    frames = [f for f in frames if len(f)]
     if not frames:
         return _frame([], {}, columns)
     return pd.concat(frames, ignore_index=True)

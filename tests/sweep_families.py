@@ -36,3 +36,15 @@ def crash_at(k: int, eps: float) -> Any:
     if k == 3:
         os._exit(17)
     return randomized_response(k, eps)
+
+
+def ragged_or_rr(kind: str) -> Any:
+    """A valid channel for kind "ok", a ragged list (not a channel) otherwise."""
+    return randomized_response(2, 1.0) if kind == "ok" else [[0.5, 0.5], [1.0]]
+
+
+def exits(k: int) -> Any:
+    """Calls sys.exit for k == 3 (a family that gives up by exiting)."""
+    if k == 3:
+        raise SystemExit(3)
+    return randomized_response(k, 1.0)
