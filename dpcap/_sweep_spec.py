@@ -169,11 +169,11 @@ def _axis(key: Any, values: Any) -> list[Any]:
         ) from exc
     if not vals:
         raise ParameterError(f"grid[{name!r}] must hold at least one value, got none")
-    seen: list[Any] = []
+    seen: set[Any] = set()  # equal values hash alike: 1, 1.0 and True are one; 0.0 and −0.0
     for v in vals:
-        if any(v == w for w in seen):  # 1, 1.0 and True are one value; so are 0.0 and −0.0
+        if v in seen:
             raise ParameterError(f"grid[{name!r}] lists the value {v!r} twice")
-        seen.append(v)
+        seen.add(v)
     _one_kind(name, vals)
     return vals
 

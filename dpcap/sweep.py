@@ -118,7 +118,7 @@ def sweep(
     progress : bool, optional
         A tqdm bar of grid points (rate, ETA); default: on when stderr is a terminal.
     chunk_size : int, optional
-        Grid points per chunk (default: about 20 chunks in one process, 8 per worker).
+        Grid points per chunk (default: about 20 chunks in one process, 32 per worker).
     scheduler : str or dask.distributed.Client, optional
         ``"tcp://host:port"`` of a running Dask scheduler, or a ``Client``.
     workers : int, optional

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcap import _validation as check
+from dpcap._sweep_queries import RESULT_COLUMNS
 from dpcap.plots._common import COLORS, SavePath, new_axes, require, save
 from dpcap.plots._common import band as _band
 from dpcap.result import ParameterError
@@ -26,18 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["QUERY_LABELS", "RESULT_COLUMNS", "plot_sweep"]
 
-#: The columns of a sweep table that hold a query's answer, not a parameter.
-RESULT_COLUMNS = (
-    "value",
-    "lower",
-    "upper",
-    "status",
-    "iterations",
-    "method",
-    "unit",
-    "message",
-    "seconds",
-)
 
 _INFO, _LOSS, _UNITLESS = "information", "privacy loss", "unitless"
 

@@ -92,7 +92,7 @@ def small_channels() -> None:
 
 
 def _cpu_bound(**kwargs: Any) -> float:
-    ns = list(range(150, 331, 2)) if not QUICK else [150, 152]
+    ns = list(range(150, 401, 2)) if not QUICK else [150, 152]
     grid = {"n": ns, "eps": [0.05, 0.1, 0.2, 0.5, 1.0]}
     queries = ["capacity", ("renyi_capacity", {"alpha": 2.0})]
     start = time.perf_counter()
@@ -112,7 +112,7 @@ def executors() -> None:
     finally:
         shutil.rmtree(store.parent, ignore_errors=True)
     print(
-        f"  CPU-bound sweep (trunc. geom. n=150..330 x 5 eps, capacity + C_2):\n"
+        f"  CPU-bound sweep (trunc. geom. n=150..400 x 5 eps, capacity + C_2):\n"
         f"      serial {serial:7.1f} s   processes x2 {processes:7.1f} s "
         f"({serial / processes:.2f}x)   Dask LocalCluster x2 {dask:7.1f} s "
         f"({serial / dask:.2f}x)\n"
