@@ -74,7 +74,7 @@ def run_chunk(job: Job, chunk: Chunk) -> Rows:
     A worker runs with one BLAS thread: the workers already share the cores, and idle BLAS
     threads spinning beside each worker's task took half of every core (measured on Dask).
     """
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
     with threadpool_limits(1):
         return job(chunk)
