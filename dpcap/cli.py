@@ -134,14 +134,50 @@ def demo_mechanism(n: int = 8, eps: float = 1.0) -> Mechanism:
     return counting_query(n, truncated_geometric(n, eps))
 
 
+def read_table(path: Path) -> np.ndarray:
+    """A matrix from a text file: comma, semicolon, tab or whitespace separated, an optional
+    header row (a first row that is not all numbers) skipped; errors name the file and line."""
+    lines = [ln.strip() for ln in path.read_text().splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+    if not lines:
+        raise DpcapError(f"{path}: no numbers in the file")
+    sample = "\n".join(lines[:5])
+    delimiter = next((d for d in (",", ";", "\t") if d in sample), None)
+    rows = [ln.split(delimiter) for ln in lines]
+    if not _numeric(rows[0]):
+        rows = rows[1:]  # a header row
+    if not rows:
+        raise DpcapError(f"{path}: a header row and no numbers")
+    try:
+        values = [[float(cell) for cell in row if cell.strip()] for row in rows]
+    except ValueError as exc:
+        raise DpcapError(f"{path}: not a matrix of numbers ({exc})") from exc
+    widths = {len(row) for row in values}
+    if len(widths) != 1:
+        raise DpcapError(f"{path}: rows have different lengths {sorted(widths)}")
+    return np.array(values, dtype=np.float64)
+
+
+def _numeric(cells: list[str]) -> bool:
+    try:
+        [float(cell) for cell in cells if cell.strip()]
+    except ValueError:
+        return False
+    return True
+
+
+def _levels(text: str) -> list[float]:
+    """The ``--eps`` list; an error names the option and the value."""
+    try:
+        return [float(e) for e in text.split(",") if e.strip()]
+    except ValueError as exc:
+        raise DpcapError(f"--eps must be comma-separated numbers, got {text!r}") from exc
+
+
 def _load(path: Path, shape: str | None) -> Mechanism:
     if not path.is_file():
         raise DpcapError(f"no such file: {path}")
-    if path.suffix == ".npy":
-        matrix = np.load(path, allow_pickle=False)
-    else:
-        delimiter = "," if path.suffix == ".csv" else None
-        matrix = np.loadtxt(path, delimiter=delimiter, ndmin=2)
+    matrix = np.load(path, allow_pickle=False) if path.suffix == ".npy" else read_table(path)
     if shape is None:
         return as_mechanism(matrix)
     try:
@@ -151,10 +187,17 @@ def _load(path: Path, shape: str | None) -> Mechanism:
     return Mechanism(matrix, dims)
 
 
+def _version() -> str:
+    import dpcap
+
+    return str(dpcap.__version__)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpcap", description="How much can a privacy mechanism leak? (nats unless --unit bits)"
     )
+    parser.add_argument("--version", action="version", version=f"dpcap {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="audit the default mechanism (counting query + noise)")
     demo.add_argument("--n", type=int, default=8, help="number of binary entries (default 8)")
@@ -193,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(format_audit(report, title))
             return 0
         mech = _load(args.file, args.shape)
-        eps = [float(e) for e in args.eps.split(",") if e]
+        eps = _levels(args.eps)
         report = audit(mech, neighbors=args.neighbors, eps=eps, unit=args.unit)
         if args.json:
             print(json.dumps(report, indent=2))

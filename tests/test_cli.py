@@ -85,3 +85,43 @@ def test_audit_of_explicit_pairs_is_json_safe() -> None:
     assert report["dp_epsilon"] == pytest.approx(1.0, rel=1e-12)
     json.dumps(report)
     assert "9 explicit pairs" in cli.format_audit(report, "title")
+
+
+def test_version_and_option_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import dpcap
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"dpcap {dpcap.__version__}"
+    path = tmp_path / "rr.npy"
+    np.save(path, randomized_response(2, 1.0).matrix)
+    assert cli.main(["audit", str(path), "--eps", "abc"]) == 2
+    assert "--eps must be comma-separated numbers, got 'abc'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "y0,y1\n0.75,0.25\n0.25,0.75\n",
+        "y0;y1\n0.75;0.25\n0.25;0.75\n",
+        "0.75\t0.25\n0.25\t0.75\n",
+        "# a comment\n0.75 0.25\n0.25 0.75\n",
+    ],
+)
+def test_text_matrices_with_headers_and_separators(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "W.csv"
+    path.write_text(text)
+    assert cli.main(["audit", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # a BSC with crossover 1/4 as a one-entry database: ε = ln 3
+    assert report["dp_epsilon"] == pytest.approx(math.log(3), rel=1e-12)
+
+
+def test_ragged_text_matrix_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "W.csv"
+    path.write_text("0.5,0.5\n1.0\n")
+    assert cli.main(["audit", str(path)]) == 2
+    assert "different lengths" in capsys.readouterr().err
