@@ -11,6 +11,7 @@ following the suffix. The vertical unit is the result's own unless ``unit=`` con
 :func:`plot_privacy_distortion`      ``ε*(D)`` (a CurveResult of ``privacy_distortion_curve``)
 :func:`plot_privacy_region`          the region between ``PF(R)`` and ``IB(R)`` (two FunnelCurves)
 :func:`plot_sweep`                   one query of a sweep table against a grid column, by ``hue``
+:func:`plot_privacy_profile`         ``ε ↦ δ(ε)`` of several mechanisms (``dp_delta_curve``)
 ===================================  ==========================================================
 
 matplotlib is imported inside the functions, never at module import, so ``import dpcap`` and
@@ -21,6 +22,7 @@ behalf, nothing to close in a loop.
 
 from dpcap.plots.distortion import TANGENTS, plot_privacy_distortion, plot_rate_distortion
 from dpcap.plots.funnel import plot_privacy_region
+from dpcap.plots.privacy import plot_privacy_profile
 from dpcap.plots.renyi import DEFAULT_ALPHAS, plot_renyi_profile
 from dpcap.plots.sweep import plot_sweep
 
@@ -28,6 +30,7 @@ __all__ = [
     "DEFAULT_ALPHAS",
     "TANGENTS",
     "plot_privacy_distortion",
+    "plot_privacy_profile",
     "plot_privacy_region",
     "plot_rate_distortion",
     "plot_renyi_profile",
