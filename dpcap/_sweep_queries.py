@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from dpcap import _certify
 from dpcap import _validation as check
 from dpcap.capacity import capacities, capacity
 from dpcap.channel import Mechanism
@@ -279,17 +278,8 @@ def _capacity_batch(
             return out
         share = (time.perf_counter() - start) / len(batch)
         for inst, res in zip(batch, results, strict=True):
-            out[inst.point] = (_own_message(res, kwargs), "", share)
+            out[inst.point] = (res, "", share)
     return out
-
-
-def _own_message(res: Any, kwargs: dict[str, Any]) -> Any:
-    """An element of a batch with the message :func:`dpcap.capacity` gives it (not the batch's)."""
-    gap = (res.upper - res.lower) * check.unit_divisor(kwargs.get("unit", "nats"))
-    _, message = _certify.conclude(
-        gap, res.tol, iterations=res.iterations, open_status=res.status, warn_open=False
-    )
-    return dataclasses.replace(res, message=message)
 
 
 def evaluate(

@@ -296,7 +296,7 @@ def _list_capacities(
                 prior[i, :rows] = backs[j]
                 output[i, :cols] = backs[j] @ mats[i]
     return _result(
-        lower, upper, prior, output, iterations, tolerance, budget, divisor, unit, shapes
+        lower, upper, prior, output, iterations, tolerance, budget, divisor, unit, shapes, True
     )
 
 
@@ -390,10 +390,23 @@ def _result(
     divisor: float,
     unit: str,
     shapes: tuple[tuple[int, int], ...],
+    each: bool = False,
 ) -> CapacitiesResult:
-    """The result of a batch; statuses as :func:`capacity` concludes them, one warning."""
+    """The result of a batch; statuses as :func:`capacity` concludes them, one warning.
+
+    With ``each``, every element also gets the message :func:`capacity` would give it (one
+    formatting per element: the list path, not the vectorised stack).
+    """
     status = np.full(len(lower), Status.MAX_ITER, dtype=object)
     status[upper - lower <= tolerance] = Status.CONVERGED
+    messages = (
+        tuple(
+            _certify.conclude(gap, tolerance, iterations=int(it), warn_open=False)[1]
+            for gap, it in zip(upper - lower, iterations, strict=True)
+        )
+        if each
+        else ()
+    )
     status, message = _certify.conclude_many(
         status,
         tolerance,
@@ -413,4 +426,5 @@ def _result(
         message=message,
         tol=tolerance,
         shapes=shapes,
+        messages=messages,
     )

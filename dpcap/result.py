@@ -246,6 +246,9 @@ class CapacitiesResult(_Sequence):
     ``prior`` and ``output`` have shape ``(B, max n_inputs)`` and ``(B, max n_outputs)``; for a
     ragged batch the entries beyond an element's own size are NaN. ``status`` is an array of
     :class:`Status` (one per element); ``result[i]`` is element i as a :class:`CapacityResult`.
+    ``messages`` holds each element's own message where the batch was concluded element by
+    element (a list of channels, as :func:`dpcap.capacity` concludes each); ``message`` is the
+    batch's.
     """
 
     value: NDArray[np.float64]
@@ -260,6 +263,7 @@ class CapacitiesResult(_Sequence):
     message: str
     tol: float
     shapes: tuple[tuple[int, int], ...]
+    messages: tuple[str, ...] = ()
 
     def _point(self, i: int) -> CapacityResult:
         nx, ny = self.shapes[i]
@@ -273,7 +277,7 @@ class CapacitiesResult(_Sequence):
             iterations=int(self.iterations[i]),
             method=self.method,
             unit=self.unit,
-            message=self.message,
+            message=self.messages[i] if self.messages else self.message,
             tol=self.tol,
         )
 
@@ -345,7 +349,7 @@ class RenyiProfile(_Sequence):
             iterations=int(self.iterations[i]),
             method=_order_method(float(self.alpha[i]), self.method),
             unit=self.unit,
-            message=self.message,
+            message=self.messages[i] if self.messages else self.message,
             tol=self.tol,
         )
 

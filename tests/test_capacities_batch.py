@@ -44,6 +44,7 @@ def assert_same(batch: CapacitiesResult, i: int, one: dpcap.CapacityResult) -> N
     assert element.status is one.status
     assert element.unit == one.unit
     assert element.tol == one.tol
+    assert element.message == one.message  # its own conclusion, not the batch's
 
 
 def ragged_family() -> list[Any]:
