@@ -109,13 +109,13 @@ def normalise(grid: Any) -> Any:
 
 
 def points(grid: Any, fn: Callable[..., Any]) -> list[dict[str, Any]]:
-    """The grid as a list of parameter dicts, checked against the family's signature."""
+    """The grid (as :func:`normalise` returns it) as a list of parameter dicts, checked against
+    the family's signature."""
     if isinstance(grid, Mapping):
         if not grid:
             raise ParameterError("grid must name at least one parameter, got an empty mapping")
-        axes = {key: _axis(key, values) for key, values in grid.items()}
         points = [
-            dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())
+            dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())
         ]
     elif isinstance(grid, Sequence) and not isinstance(grid, str):
         if not grid:
@@ -297,9 +297,10 @@ def _expanded(name: str, params: dict[str, Any]) -> list[tuple[str, dict[str, An
 
 
 def plain_grid(grid: Any, points: list[dict[str, Any]]) -> dict[str, Any]:
-    """The grid as recorded in the spec: the axes of a product as given, or the points."""
+    """The grid (as :func:`normalise` returns it) as recorded in the spec: the axes of a
+    product as given, or the points."""
     if isinstance(grid, Mapping):
-        return {"product": [[_key(k), _axis(k, v)] for k, v in grid.items()]}
+        return {"product": [[k, v] for k, v in grid.items()]}
     return {"points": points}
 
 
