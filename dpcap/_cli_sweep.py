@@ -241,32 +241,13 @@ def _options(options: Any, source: str) -> dict[str, Any]:
         raise SpecError(
             f"{source}: unknown option {', '.join(unknown)}; [options] takes {list(OPTIONS)}"
         )
-    out = dict(options)
-    if "tol" in out:
-        tol = _real(out["tol"], f"{source}: options.tol")
-        if not tol > 0:
-            raise SpecError(f"{source}: options.tol must be positive, got {check.show(out['tol'])}")
-        out["tol"] = tol
-    if "unit" in out and out["unit"] not in check.UNITS:
-        raise SpecError(
-            f"{source}: options.unit must be one of {sorted(check.UNITS)}, "
-            f"got {check.show(out['unit'])}"
-        )
-    for key, least in (("max_iter", 1), ("chunk_size", 1), ("retries", 0)):
-        if key in out and (not _is_int(out[key]) or out[key] < least):
-            raise SpecError(
-                f"{source}: options.{key} must be an integer ≥ {least}, got {check.show(out[key])}"
-            )
-    return out
+    return dict(options)  # their values are checked by dpcap.sweep, with the other arguments
 
 
 def _scalar(value: Any, where: str) -> Any:
-    """A number, a string or a boolean; TOML's dates, tables, nested arrays and NaN refused."""
-    if isinstance(value, (bool, str, int)):
-        return value
-    if isinstance(value, float):
-        if math.isnan(value):
-            raise SpecError(f"{where} must not be nan")
+    """A number, a string or a boolean: TOML's dates, tables and nested arrays are refused here
+    (their values, NaN included, are checked by :func:`dpcap.sweep` like any other)."""
+    if isinstance(value, (bool, str, int, float)):
         return value
     raise SpecError(f"{where} must be a number, a string or a boolean, got {check.show(value)}")
 
