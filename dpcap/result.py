@@ -349,7 +349,7 @@ class RenyiProfile(_Sequence):
             iterations=int(self.iterations[i]),
             method=_order_method(float(self.alpha[i]), self.method),
             unit=self.unit,
-            message=self.messages[i] if self.messages else self.message,
+            message=self.message,
             tol=self.tol,
         )
 
