@@ -69,15 +69,8 @@ class Job:
 
 
 def run_chunk(job: Job, chunk: Chunk) -> Rows:
-    """Module-level entry point for worker processes and Dask (picklable by reference).
-
-    A worker runs with one BLAS thread: the workers already share the cores, and idle BLAS
-    threads spinning beside each worker's task took half of every core (measured on Dask).
-    """
-    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
-
-    with threadpool_limits(1):
-        return job(chunk)
+    """Module-level entry point for worker processes and Dask (picklable by reference)."""
+    return job(chunk)
 
 
 def failed_rows(job: Job, chunk: Chunk, message: str) -> Rows:
