@@ -187,11 +187,12 @@ def _row(value: Any, unit: str) -> dict[str, Any]:
             "unit": str(value.unit),
             "message": str(value.message),
         }
-    number = float(value)
+    # A DP metric is a number evaluated in closed form, without a bound on its rounding: it
+    # gets no bracket (NaN ends) rather than a zero-width one that could miss the truth by ulps.
     return {
-        "value": number,
-        "lower": number,
-        "upper": number,
+        "value": float(value),
+        "lower": math.nan,
+        "upper": math.nan,
         "status": "converged",
         "iterations": 0,
         "method": "closed form",

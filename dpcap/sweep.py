@@ -17,9 +17,10 @@
 The table is tidy (one row per observation, one column per variable): ``point`` (the grid
 point's index), one column per grid parameter, ``query``, one column per query parameter
 (``eps``, ``alpha``, …; missing where a query does not take it), then ``value``, ``lower``,
-``upper`` (the certified bracket; ``lower = upper = value`` for the DP metrics, which are
-evaluated in closed form), ``status``, ``iterations``, ``method``, ``unit``, ``message`` and
-``seconds`` (the time spent on the row; a batched call's time is shared among its rows).
+``upper`` (the certified bracket; NaN for the DP metrics, numbers evaluated in closed form
+without a bound on their rounding), ``status``, ``iterations``, ``method``, ``unit``,
+``message`` and ``seconds`` (the time spent on the row; a batched call's time is shared among
+its rows).
 
 Work is cut into chunks of consecutive grid points. A chunk is evaluated in one process
 (:mod:`dpcap._sweep_queries`: instances built once, capacities batched by size, MI-DP of a
