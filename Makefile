@@ -6,13 +6,14 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: help install demo test lint typecheck pytest bench fuzz clean
+.PHONY: help install demo test lint typecheck pytest docs bench fuzz clean
 
 help:
 	@echo "make demo       set up .venv and run the main job (audit of the default mechanism)"
 	@echo "make test       set up .venv, then lint, type check and run the test suite"
 	@echo "make lint       ruff (lint and format check)"
 	@echo "make typecheck  mypy --strict on dpcap and dpcap.solvers"
+	@echo "make docs       the documentation site in build/docs/html (warnings are errors)"
 	@echo "make bench      opt-in benchmarks against peers (tests/benchmarks)"
 	@echo "make fuzz       long Hypothesis run of tests/fuzz (>= 10^4 examples per group), with counts"
 
@@ -22,7 +23,7 @@ $(PY):
 
 # Dependencies are reinstalled only when pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet ".[test,plot,distributed]"
+	$(PY) -m pip install --quiet ".[test,plot,distributed,docs]"
 	touch $(STAMP)
 
 # The package itself is reinstalled on every run (no deps: fast), so the installed copy that
@@ -35,8 +36,8 @@ demo: install
 	$(PY) -m dpcap demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check dpcap solvers tests examples
-	$(BIN)/ruff format --check dpcap solvers tests examples
+	$(BIN)/ruff check dpcap solvers tests examples docs/conf.py
+	$(BIN)/ruff format --check dpcap solvers tests examples docs/conf.py
 
 # mypy cannot map a source folder onto another package name, so it checks a staged copy laid
 # out as installed (dpcap/solvers/ inside dpcap/); paths in its messages point into build/.
@@ -48,7 +49,14 @@ typecheck: $(STAMP)
 pytest: install
 	$(BIN)/pytest -q
 
-test: lint typecheck pytest
+# Sphinx with warnings as errors: the API pages come from the docstrings, the gallery runs
+# every script in examples/ (their asserts check the papers' numbers) and the command-line page
+# is the installed command's --help, so the site cannot drift from the code.
+docs: install
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs build/docs/html
+	@echo "docs: build/docs/html/index.html"
+
+test: lint typecheck pytest docs
 
 bench: install
 	$(PY) tests/benchmarks/run.py
@@ -59,4 +67,4 @@ fuzz: install
 	DPCAP_FUZZ=1 $(PY) tests/fuzz/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build docs/generated docs/auto_examples docs/sg_execution_times.rst *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
