@@ -22,6 +22,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax shipped with the pages: they render offline
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -68,6 +69,7 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_show_sourcelink = False
+html_css_files = ["dpcap.css"]
 
 
 # --- the command line page: every subcommand's --help, as the command prints it ---------------

@@ -102,6 +102,7 @@ def optimal_mechanism(
         For invalid input (the message names the argument).
     ProblemTooLargeError
         If the mechanism or the LP is above dpcap's size limits.
+
     Warns
     -----
     ConvergenceWarning

@@ -7,11 +7,15 @@ What is checked, each written out here rather than read from the code:
   argument; ``import dpcap.plots`` does not import matplotlib;
 * the α-capacity profile of the binary symmetric channel is ``log 2 − H_α(s)`` with the diameter
   ``D_α(W_0 ‖ W_1)`` above it (the Rényi-capacity article's example), the band runs from one to
-  the other, clipped when the diameter is infinite or huge;
+  the other, clipped when the diameter is infinite or huge; α = ∞ is marked on the right edge
+  (``C_∞ = log 2(1 − s)`` and the ε-DP level ``log((1 − s)/s)``); orders that did not converge
+  are hollow, with their bracket shaded;
 * ``R(D) = h(p) − h(D)`` for a Bernoulli(p) source with Hamming distortion, and every tangent
   line of slope ``−s`` lies below the convex curve (it is the dual bound);
 * ``ε*(D) = log((1 − D)/D)`` for a uniform bit with Hamming loss (randomized response), a curve
-  that carries no slope: no tangents, and a plot that refuses the other kind of curve;
+  that carries no slope: no tangents, ε in nats whatever ``unit`` asks, and a plot that
+  refuses the other kind of curve (and the R(D) plot refuses ε*(D));
+* several distortion curves share axes, each with its label and colour;
 * the privacy funnel lies below the information bottleneck, and the shaded region runs between
   them.
 
@@ -21,6 +25,7 @@ that do not need the query layer; the others compute their curves through ``dpca
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -35,6 +40,7 @@ matplotlib.use("Agg")
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 import dpcap
 from dpcap.plots import (
@@ -166,6 +172,11 @@ def make_curve(
     )
 
 
+def diameter_line(ax: Axes) -> Line2D:
+    (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == "renyi-diameter"]
+    return line
+
+
 def band_vertices(ax: Axes, k: int = 0) -> FloatArray:
     paths = ax.collections[k].get_paths()
     vertices: FloatArray = np.concatenate([path.vertices for path in paths])
@@ -178,7 +189,8 @@ def band_vertices(ax: Axes, k: int = 0) -> FloatArray:
 def test_importing_plots_does_not_import_matplotlib() -> None:
     code = (
         "import sys, dpcap, dpcap.plots, dpcap.plots.renyi, dpcap.plots.distortion, "
-        "dpcap.plots.funnel; print(sorted({'matplotlib', 'cvxpy'} & set(sys.modules)))"
+        "dpcap.plots.funnel, dpcap.plots.leakage, dpcap.plots.privacy; "
+        "print(sorted({'matplotlib', 'cvxpy', 'pandas'} & set(sys.modules)))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
@@ -217,19 +229,23 @@ def test_profile_figure_has_one_log_axes_with_the_curve() -> None:
     legend = ax.get_legend()
     assert legend is not None
     labels = [t.get_text() for t in legend.get_texts()]
-    assert r"radius $\leq C_\alpha \leq$ diameter" in labels
-    assert ax.get_ylabel() == "capacity (nats)"
+    assert labels == [
+        r"radius $C_\alpha$ (Sibson)",
+        r"${\rm sup}_p\, D_\alpha(P_{XY} \| P_X P_Y)$ lies here",
+        r"diameter ${\rm max}_{x,x'}\, D_\alpha(W_x \| W_{x'})$",
+    ]
+    assert ax.get_ylabel() == "Rényi capacity (nats)"
     assert ax.get_xlabel() == r"order $\alpha$"
 
 
 def test_band_runs_from_the_radius_to_the_diameter() -> None:
     profile = bsc_profile()
     ax = plot_renyi_profile(profile)
-    assert len(ax.collections) == 1
+    assert len(ax.collections) == 1  # closed brackets: no certified band around the radius
     vertices = band_vertices(ax)
     assert vertices[:, 1].min() == pytest.approx(profile.value.min())
     assert vertices[:, 1].max() == pytest.approx(profile.diameter.max())
-    np.testing.assert_allclose(ax.lines[1].get_ydata(), profile.diameter)
+    np.testing.assert_allclose(diameter_line(ax).get_ydata(), profile.diameter)
     assert np.all(profile.diameter >= profile.value)  # the article's sandwich, on the stub
 
 
@@ -264,10 +280,10 @@ def test_draws_on_given_axes_and_returns_them(tmp_path: Path) -> None:
 def test_unit_conversion_and_label() -> None:
     nats, bits = bsc_profile(unit="nats"), bsc_profile(unit="bits")
     ax = plot_renyi_profile(bits)
-    assert ax.get_ylabel() == "capacity (bits)"
+    assert ax.get_ylabel() == "Rényi capacity (bits)"
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), bits.value)
     ax = plot_renyi_profile(bits, unit="nats")
-    assert ax.get_ylabel() == "capacity (nats)"
+    assert ax.get_ylabel() == "Rényi capacity (nats)"
     np.testing.assert_allclose(ax.lines[0].get_ydata(), nats.value, rtol=1e-15)
 
 
@@ -292,7 +308,7 @@ def test_bad_profile_arguments_are_rejected() -> None:
     with pytest.raises(ParameterError, match=r"profile must be a RenyiProfile.*got array"):
         plot_renyi_profile(np.array([[0.9, 0.1], [0.1, 0.9]]))  # type: ignore[arg-type]
     ragged = make_profile(alpha=np.array([2.0, 3.0]), value=np.ones(2), diameter=np.ones(3))
-    with pytest.raises(ParameterError, match=r"one value and one diameter per order"):
+    with pytest.raises(ParameterError, match=r"one value, bracket and diameter per order"):
         plot_renyi_profile(ragged)
 
 
@@ -302,10 +318,42 @@ def test_profile_computed_by_dpcap_is_the_bsc_curve() -> None:
     profile = dpcap.renyi_profile(np.array([[0.9, 0.1], [0.1, 0.9]]), alphas)
     ax = plot_renyi_profile(profile)
     np.testing.assert_allclose(ax.lines[0].get_ydata(), bsc_radius(0.1, alphas), atol=1e-8)
-    np.testing.assert_allclose(ax.lines[1].get_ydata(), bsc_diameter(0.1, alphas), atol=1e-8)
+    np.testing.assert_allclose(diameter_line(ax).get_ydata(), bsc_diameter(0.1, alphas), atol=1e-8)
     assert DEFAULT_ALPHAS.shape == (50,)
     assert DEFAULT_ALPHAS[0] == pytest.approx(0.05)
     assert DEFAULT_ALPHAS[-1] == pytest.approx(50.0)
+
+
+def test_order_infinity_is_marked_on_the_right_edge() -> None:
+    """BSC(0.1) at α = ∞: radius ``C_∞ = log(2(1 − s)) = log 1.8`` (maximal leakage) and
+    diameter ``log((1 − s)/s) = log 9``, the ε-DP level; both marked on the right edge."""
+    profile = dpcap.renyi_profile(np.array([[0.9, 0.1], [0.1, 0.9]]), [0.5, 2.0, math.inf])
+    ax = plot_renyi_profile(profile)
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), [0.5, 2.0])  # ∞ is not on the log axis
+    radius, diameter = [ln for ln in ax.get_lines() if ln.get_gid() == "renyi-infinite-order"]
+    assert radius.get_transform() == ax.get_yaxis_transform()  # x in axes coordinates
+    np.testing.assert_array_equal(radius.get_xdata(), [1.0])
+    np.testing.assert_allclose(radius.get_ydata(), [math.log(1.8)], atol=1e-9)
+    np.testing.assert_allclose(diameter.get_ydata(), [math.log(9.0)], atol=1e-12)
+    assert ax.get_ylim()[1] >= math.log(9.0)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert r"$\alpha = \infty$: diameter = $\varepsilon$-DP level" in labels
+
+
+def test_orders_not_converged_are_hollow_with_their_bracket() -> None:
+    profile = bsc_profile()
+    status = profile.status.copy()
+    status[[1, 3]] = Status.MAX_ITER
+    lower = profile.value.copy()
+    lower[[1, 3]] -= 0.01
+    ax = plot_renyi_profile(dataclasses.replace(profile, status=status, lower=lower))
+    (hollow,) = [ln for ln in ax.get_lines() if ln.get_gid() == "not-converged"]
+    np.testing.assert_array_equal(hollow.get_xdata(), profile.alpha[[1, 3]])
+    np.testing.assert_array_equal(hollow.get_ydata(), profile.value[[1, 3]])
+    assert "not converged (2)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    (bracket,) = [c for c in ax.collections if c.get_gid() != "renyi-band"]
+    ys = np.concatenate([p.vertices for p in bracket.get_paths()])[:, 1]
+    assert ys.min() == pytest.approx(lower.min())
 
 
 def test_huge_diameter_is_clipped_so_the_radius_stays_visible() -> None:
@@ -332,7 +380,7 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(ax.figure.axes) == 1
     assert len(ax.lines) == 1 + TANGENTS  # the curve and its tangents
-    assert ax.get_ylabel() == "$R(D)$ (nats)"
+    assert ax.get_ylabel() == "rate $R(D)$ (nats)"
     assert ax.get_xlabel() == "expected distortion $D$"
     assert "R(D)" in ax.get_title()
 
@@ -372,7 +420,7 @@ def test_rate_distortion_in_bits_scales_curve_and_tangents() -> None:
     curve = make_curve(D, nats, "blahut", slopes=np.log((1 - D) / D))  # s = −R'(D)
     in_nats = plot_rate_distortion(curve)
     in_bits = plot_rate_distortion(curve, unit="bits")
-    assert in_bits.get_ylabel() == "$R(D)$ (bits)"
+    assert in_bits.get_ylabel() == "rate $R(D)$ (bits)"
     np.testing.assert_allclose(in_bits.lines[0].get_ydata(), nats / LN2, rtol=1e-15)
     assert len(in_nats.lines) == len(in_bits.lines) == 1 + TANGENTS
     for a, b in zip(in_nats.lines[1:], in_bits.lines[1:], strict=True):
@@ -400,28 +448,70 @@ def test_privacy_distortion_is_randomized_response(tmp_path: Path) -> None:
     D, eps = (np.asarray(a, dtype=np.float64) for a in ax.lines[0].get_data())
     np.testing.assert_allclose(D, [0.125, 0.25, 0.375, 0.5])
     np.testing.assert_allclose(eps, np.log((1 - D) / D), atol=1e-6)
-    assert ax.get_ylabel() == r"$\varepsilon^*(D)$ (nats)"
+    assert ax.get_ylabel() == r"least $\varepsilon$-DP level $\varepsilon^*(D)$ (nats)"
     assert ax.get_xlabel() == "distortion budget $D$"
     assert "R(D)" not in ax.get_title()
     assert r"\varepsilon^*(D)" in ax.get_title()
 
 
 def test_privacy_distortion_marks_infinite_levels_and_refuses_rate_curves() -> None:
+    """ε*(0) = ∞ (no ε-DP mechanism reaches D = 0) is a triangle on the top edge; ε is drawn
+    in nats even when asked for bits (it bounds a natural log), and a curve in bits is
+    converted back to nats (ε in bits × log 2)."""
     D = np.array([0.0, 0.25, 0.5])
     curve = make_curve(D, np.array([math.inf, math.log(3.0), 0.0]), "lp-search/HIGHS")
     ax = plot_privacy_distortion(curve, unit="bits")
-    assert ax.get_ylabel() == r"$\varepsilon^*(D)$ (bits)"
+    assert ax.get_ylabel() == r"least $\varepsilon$-DP level $\varepsilon^*(D)$ (nats)"
     np.testing.assert_array_equal(ax.lines[0].get_xdata(), [0.25, 0.5])
-    np.testing.assert_allclose(ax.lines[0].get_ydata(), [math.log(3.0) / LN2, 0.0])
-    top = ax.get_ylim()[1]
-    assert math.isfinite(top)
-    (marker,) = ax.lines[1:]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [math.log(3.0), 0.0])
+    assert math.isfinite(ax.get_ylim()[1])
+    (marker,) = [line for line in ax.lines if line.get_gid() == "infinite"]
+    assert marker.get_marker() == "^"
+    assert marker.get_transform() == ax.get_xaxis_transform()  # y in axes coordinates
     np.testing.assert_array_equal(marker.get_xdata(), [0.0])
-    np.testing.assert_array_equal(marker.get_ydata(), [top])
+    np.testing.assert_array_equal(marker.get_ydata(), [1.0])  # the top edge
+    assert "infinite (1)" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+    in_bits = make_curve(D[1:], np.array([math.log(3.0) / LN2, 0.0]), "lp-search/HIGHS", "bits")
+    ax = plot_privacy_distortion(in_bits)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [math.log(3.0), 0.0], rtol=1e-15)
+    with pytest.raises(ParameterError, match=r"unit must be one of \['bits', 'nats'\], got 'bans'"):
+        plot_privacy_distortion(curve, unit="bans")
+
     rate = dpcap.rate_distortion_curve([0.3, 0.7], hamming(2), n_points=5)
     with pytest.raises(ParameterError, match=r"curve must be a privacy–distortion curve.*"
                        r"plot_rate_distortion"):  # fmt: skip
         plot_privacy_distortion(rate)
+    mi = dpcap.mi_privacy_distortion_curve([0.3, 0.7], hamming(2), n_points=3)
+    with pytest.raises(ParameterError, match=r"curve must be a privacy–distortion curve"):
+        plot_privacy_distortion(mi)
+
+
+def test_several_distortion_curves_share_axes_with_labels() -> None:
+    """Each call adds a curve in the next colour with its own label; the limits hold both.
+    Uniform bit: ``ε*(D) = log((1 − D)/D)``; the tangents' legend entry appears once."""
+    uniform = dpcap.privacy_distortion_curve([0.5, 0.5], hamming(2), n_points=4)
+    skewed = dpcap.privacy_distortion_curve([0.8, 0.2], hamming(2), n_points=4)
+    ax = plot_privacy_distortion(uniform, label="uniform")
+    assert plot_privacy_distortion(skewed, ax=ax, label="(0.8, 0.2)") is ax
+    first, second = [line for line in ax.lines if line.get_gid() == "privacy-distortion"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["uniform", "(0.8, 0.2)"]
+    assert first.get_color() != second.get_color()
+    D, eps = (np.asarray(a, dtype=np.float64) for a in first.get_data())
+    np.testing.assert_allclose(eps, np.log((1 - D) / D), atol=1e-6)
+    top = max(np.max(first.get_ydata()), np.max(second.get_ydata()))
+    assert ax.get_ylim()[1] >= top
+    assert ax.get_xlim()[1] >= 0.5  # the uniform curve's last budget
+
+    rate = dpcap.rate_distortion_curve([0.3, 0.7], hamming(2), n_points=8)
+    fair = dpcap.rate_distortion_curve([0.5, 0.5], hamming(2), n_points=8)
+    ax = plot_rate_distortion(rate, label="Bernoulli(0.3)")
+    plot_rate_distortion(fair, ax=ax, label="Bernoulli(0.5)")
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts.count("Bernoulli(0.3)") == texts.count("Bernoulli(0.5)") == 1
+    assert sum(text.startswith("tangent") for text in texts) == 1
+    assert ax.get_ylim()[1] >= math.log(2)  # R(0) = h(1/2) = log 2 for the fair bit
+    assert ax.get_xlim()[1] >= 0.5
 
 
 # ------------------------------------------------------------------------ PF / IB region

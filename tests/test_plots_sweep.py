@@ -10,8 +10,9 @@ parameters, ``query``, the query parameters, ``value``, ``lower``, ``upper``, ``
   (a value in bits is the value in nats divided by log 2), an ε stays in nats, δ and the total
   variation have no unit;
 * ``where`` fixes other columns; a line with several rows at one ``x`` is refused, naming the
-  column that differs; rows without a value are left out and counted, rows that did not
-  converge are drawn hollow and counted;
+  column that differs; rows without a value (NaN) or with an infinite one are marked on the
+  bottom or top edge at their ``x`` and counted, rows that did not converge are drawn hollow
+  and counted;
 * bad arguments are refused naming the argument; the figure is saved when given a path.
 """
 
@@ -127,6 +128,8 @@ def test_one_line_per_hue_value_sorted_through_the_values(tmp_path: Path) -> Non
 def test_bits_divide_nats_by_log_two() -> None:
     ax = plot_sweep(sweep_table(), "eps", "capacity", hue="n", unit="bits")
     assert ax.get_ylabel() == "capacity (bits)"
+    assert ax.get_xlabel() == "eps (nats)"  # an ε column: a privacy loss, in nats
+    assert ax.get_title() == "capacity against eps"
     for line, n in zip(lines(ax), NS, strict=True):
         _, y = xy(line)
         np.testing.assert_allclose(y, [leak(n, e) / LN2 for e in EPS], rtol=1e-15)
@@ -149,7 +152,7 @@ def test_rows_already_in_bits_are_drawn_as_they_are_or_converted() -> None:
 def test_privacy_metrics_keep_their_own_units() -> None:
     table = sweep_table()
     ax = plot_sweep(table, "n", "dp_epsilon", hue="eps", unit="bits")
-    assert ax.get_ylabel() == "ε (nats)"  # a bound on a natural log: never in bits
+    assert ax.get_ylabel() == "ε-DP level (nats)"  # a bound on a natural log: never in bits
     for line, eps in zip(lines(ax), EPS, strict=True):
         np.testing.assert_array_equal(xy(line)[1], [eps] * len(NS))
     assert plot_sweep(table, "n", "dp_delta").get_ylabel() == "δ(ε)"
@@ -203,7 +206,9 @@ def test_where_matches_floats_computed_another_way() -> None:
         plot_sweep(table, "n", "capacity", where={"sigma": 1.0})
 
 
-def test_rows_without_value_are_skipped_and_counted() -> None:
+def test_rows_without_value_are_marked_on_the_edges_and_counted() -> None:
+    """A failed row (NaN) is a cross on the bottom edge at its ``x``, an ε = ∞ a triangle on
+    the top edge; neither is on its line, and the legend counts each kind."""
     table = sweep_table()
     failed = (table["query"] == "capacity") & (table["n"] == 4) & (table["eps"] == 1.0)
     table.loc[failed, ["value", "lower", "upper"]] = math.nan
@@ -213,9 +218,18 @@ def test_rows_without_value_are_skipped_and_counted() -> None:
     ax = plot_sweep(table, "n", "capacity", hue="eps")
     x = [xy(line)[0].tolist() for line in lines(ax)]
     assert x == [[2, 4, 8], [2, 8], [2, 4]]
-    assert "1 without a value" in ax.get_title()
-    assert "1 infinite" in ax.get_title()
-    assert not lines(ax, "not-converged")  # skipped rows are not drawn hollow either
+    (cross,) = lines(ax, "no-value")
+    (triangle,) = lines(ax, "infinite")
+    assert (cross.get_marker(), triangle.get_marker()) == ("x", "^")
+    np.testing.assert_array_equal(np.ravel(xy(cross)), [4.0, 0.0])
+    np.testing.assert_array_equal(np.ravel(xy(triangle)), [8.0, 1.0])  # axes coordinates
+    assert cross.get_transform() == ax.get_xaxis_transform()
+    assert cross.get_color() == lines(ax)[1].get_color()  # the colour of the ε = 1 line
+    assert triangle.get_color() == lines(ax)[2].get_color()
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "no value: failed or too large (1)" in texts
+    assert "infinite (1)" in texts
+    assert not lines(ax, "not-converged")  # marked rows are not drawn hollow as well
 
 
 def test_rows_not_converged_are_hollow_and_counted() -> None:

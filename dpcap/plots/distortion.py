@@ -21,7 +21,10 @@ from dpcap.plots._common import (
     arrays,
     band,
     by_abscissa,
+    edge_marks,
+    legend_keys,
     new_axes,
+    next_color,
     require,
     save,
     scale,
@@ -42,6 +45,9 @@ TANGENTS = 4
 RATE_METHODS = ("blahut",)
 PRIVACY_METHODS = ("lp-search",)
 
+#: The gids of the curves each function draws (repeated calls count them to pick a colour).
+RATE_GID, PRIVACY_GID = "rate-distortion", "privacy-distortion"
+
 RATE_SOURCE = "dpcap.rate_distortion_curve or dpcap.mi_privacy_distortion_curve"
 PRIVACY_SOURCE = "dpcap.privacy_distortion_curve"
 
@@ -54,6 +60,7 @@ def plot_rate_distortion(
     path: SavePath | None = None,
     tangents: bool = True,
     unit: str | None = None,
+    label: str | None = None,
 ) -> Axes:
     r"""Plot the rate (risk)–distortion curve ``R(D)`` with tangent lines of slope ``−s``.
 
@@ -68,12 +75,16 @@ def plot_rate_distortion(
     path : str or path-like, optional
         Where to save the figure holding the axes; the format follows the suffix.
     tangents : bool
-        Whether to draw, at :data:`TANGENTS` interior points, the line of slope ``−s`` through
+        Whether to draw, at :data:`TANGENTS` interior points (spread over the first 85% of the
+        range of D), the line of slope ``−s`` through
         the point: the dual line ``R(D') ≥ R(D) − s (D' − D)`` that supports the convex curve
         there, whose slope is the parameter of the exponential mechanism attaining the point.
     unit : {"nats", "bits"}, optional
         Unit of the vertical axis. Default: the curve's own unit; a curve in the other unit is
         converted.
+    label : str, optional
+        Legend entry of the curve. Default: ``"$R(D)$"``. Call again with the same ``ax`` and
+        another ``label`` to add curves (each in the next colour).
 
     Returns
     -------
@@ -95,14 +106,16 @@ def plot_rate_distortion(
     ε, and the point's mechanism is the exponential mechanism with parameter ``ε = s``. The
     shaded band is the certified bracket ``lower ≤ R ≤ upper`` (usually thinner than the line).
     The slopes are in nats per unit distortion; in bits the tangents are drawn with slope
-    ``−s / log 2`` (the labels keep ``s`` in nats, the ε of the mechanism).
+    ``−s / log 2`` (the labels keep ``s`` in nats, the ε of the mechanism). The distortion is
+    in the unit of the distortion matrix. Drawn again on the same axes, a curve takes the next
+    colour and the limits grow to hold every curve.
 
     Examples
     --------
     >>> import dpcap
     >>> curve = dpcap.rate_distortion_curve([0.5, 0.5], [[0, 1], [1, 0]], n_points=8)
     >>> plot_rate_distortion(curve).get_ylabel()
-    '$R(D)$ (nats)'
+    'rate $R(D)$ (nats)'
     """
     require(curve, CurveResult, "curve", RATE_SOURCE)
     if curve.method.startswith(PRIVACY_METHODS):
@@ -119,17 +132,27 @@ def plot_rate_distortion(
     value, lower, upper = value * factor, lower * factor, upper * factor
 
     ax = new_axes(ax)
-    ax.plot(D, value, color=COLORS["curve"], lw=2, marker=".", ms=4, label="$R(D)$")
-    band(ax, D, lower, upper, COLORS["curve"])
+    first = not _holds(ax, RATE_GID)
+    color = next_color(ax, RATE_GID)
+    ax.plot(
+        D,
+        value,
+        color=color,
+        lw=2,
+        marker=".",
+        ms=4,
+        label="$R(D)$" if label is None else str(label),
+        gid=RATE_GID,
+    )
+    band(ax, D, lower, upper, color)
     top = float(value.max()) if value.size and value.max() > 0 else 1.0
     span = float(D[-1] - D[0]) if D.size > 1 else 1.0
     if tangents:
-        _tangents(ax, D, value, slopes / check.unit_divisor(target), slopes, top, span)
-    ax.set_xlim(D[0] - 0.02 * span, D[-1] + 0.02 * span)
-    ax.set_ylim(0.0, 1.08 * top)
+        _tangents(ax, D, value, slopes / check.unit_divisor(target), slopes, top, span, first)
+    _limits(ax, first, D[0] - 0.02 * span, D[-1] + 0.02 * span, 1.08 * top)
     ax.set_xlabel("expected distortion $D$")
-    ax.set_ylabel(f"$R(D)$ ({target})")
-    ax.set_title("rate–distortion $R(D)$")
+    ax.set_ylabel(f"rate $R(D)$ ({target})")
+    ax.set_title("rate–distortion $R(D)$: least mutual information within distortion $D$")
     ax.legend(loc="upper right", frameon=False)
     return save(ax, path)
 
@@ -141,6 +164,7 @@ def plot_privacy_distortion(
     ax: Axes | None = None,
     path: SavePath | None = None,
     unit: str | None = None,
+    label: str | None = None,
 ) -> Axes:
     r"""Plot the privacy–distortion function ``ε*(D)``: the least ε-DP level within budget D.
 
@@ -154,8 +178,12 @@ def plot_privacy_distortion(
     path : str or path-like, optional
         Where to save the figure holding the axes; the format follows the suffix.
     unit : {"nats", "bits"}, optional
-        Unit of ε on the vertical axis. Default: the curve's own unit (nats, the usual ε); a
-        curve in the other unit is converted.
+        Checked, but ε is always drawn in nats: it bounds the natural log of a likelihood
+        ratio (so ``unit="bits"``, e.g. from a command line that converts its information
+        quantities, leaves ε in nats). A curve stored in bits is converted to nats.
+    label : str, optional
+        Legend entry of the curve. Default: ``"$\varepsilon^*(D)$"``. Call again with the same
+        ``ax`` and another ``label`` to add curves (each in the next colour).
 
     Returns
     -------
@@ -177,15 +205,16 @@ def plot_privacy_distortion(
     exact level of a verified mechanism within D) and the shaded band is the certified bracket
     ``lower ≤ ε* ≤ upper``. A budget where ``ε* = ∞`` (no ε-DP mechanism reaches D, e.g.
     ``D = d_min`` when ``d*(ε) > d_min`` for every finite ε) has no point on the line; it is
-    marked by a triangle at the top of the axes. No tangent lines are drawn: the points of an
-    ``ε*(D)`` curve carry no slope.
+    marked by a triangle on the top edge of the axes. No tangent lines are drawn: the points
+    of an ``ε*(D)`` curve carry no slope. Drawn again on the same axes, a curve takes the next
+    colour and the limits grow to hold every curve.
 
     Examples
     --------
     >>> import dpcap
     >>> curve = dpcap.privacy_distortion_curve([0.5, 0.5], [[0, 1], [1, 0]], n_points=4)
     >>> plot_privacy_distortion(curve).get_ylabel()
-    '$\\varepsilon^*(D)$ (nats)'
+    'least $\\varepsilon$-DP level $\\varepsilon^*(D)$ (nats)'
     """
     require(curve, CurveResult, "curve", PRIVACY_SOURCE)
     if curve.method.startswith(RATE_METHODS):
@@ -194,7 +223,8 @@ def plot_privacy_distortion(
             f"rate–distortion curve R(D) (method {curve.method!r}): plot it with "
             "plot_rate_distortion"
         )
-    target, factor = scale(curve.unit, unit)
+    check.unit_divisor(unit if unit is not None else "nats")  # checked; ε stays in nats
+    _, factor = scale(curve.unit, "nats")
     D, value, lower, upper = by_abscissa(*arrays(curve.D, curve.value, curve.lower, curve.upper))
     value, lower, upper = value * factor, lower * factor, upper * factor
     finite = np.isfinite(value)
@@ -203,28 +233,41 @@ def plot_privacy_distortion(
     span = float(D[-1] - D[0]) if D.size > 1 else 1.0
 
     ax = new_axes(ax)
-    color = COLORS["curve"]
+    first = not _holds(ax, PRIVACY_GID)
+    color = next_color(ax, PRIVACY_GID)
     ax.plot(
-        D[finite], value[finite], color=color, lw=2, marker=".", ms=4, label=r"$\varepsilon^*(D)$"
+        D[finite],
+        value[finite],
+        color=color,
+        lw=2,
+        marker=".",
+        ms=4,
+        label=r"$\varepsilon^*(D)$" if label is None else str(label),
+        gid=PRIVACY_GID,
     )
     band(ax, D, np.minimum(lower, top), np.minimum(upper, top), color)
-    if not finite.all():
-        ax.plot(
-            D[~finite],
-            np.full(int((~finite).sum()), top),
-            ls="none",
-            marker="^",
-            color=color,
-            clip_on=False,
-            label=r"$\varepsilon^* = \infty$",
-        )
-    ax.set_xlim(D[0] - 0.02 * span, D[-1] + 0.02 * span)
-    ax.set_ylim(0.0, top)
+    edge_marks(ax, D[~finite], value[~finite], color)
+    legend_keys(ax)
+    _limits(ax, first, D[0] - 0.02 * span, D[-1] + 0.02 * span, top)
     ax.set_xlabel("distortion budget $D$")
-    ax.set_ylabel(rf"$\varepsilon^*(D)$ ({target})")
-    ax.set_title(r"privacy–distortion $\varepsilon^*(D)$")
+    ax.set_ylabel(r"least $\varepsilon$-DP level $\varepsilon^*(D)$ (nats)")
+    ax.set_title(r"privacy–distortion $\varepsilon^*(D)$: least $\varepsilon$ within budget $D$")
     ax.legend(loc="upper right", frameon=False)
     return save(ax, path)
+
+
+def _holds(ax: Axes, gid: str) -> bool:
+    """Whether ``ax`` already holds a curve of kind ``gid`` (drawn by an earlier call)."""
+    return any(line.get_gid() == gid for line in ax.get_lines())
+
+
+def _limits(ax: Axes, first: bool, left: float, right: float, top: float) -> None:
+    """Set the limits to ``[left, right] × [0, top]``, or widen them to hold this curve too."""
+    if not first:
+        (x0, x1), (_, y1) = ax.get_xlim(), ax.get_ylim()
+        left, right, top = min(left, x0), max(right, x1), max(top, y1)
+    ax.set_xlim(left, right)
+    ax.set_ylim(0.0, top)
 
 
 def _tangents(
@@ -235,13 +278,20 @@ def _tangents(
     slopes: FloatArray,
     top: float,
     span: float,
+    legend: bool,
 ) -> None:
     """Draw the lines of slope ``−s`` at up to :data:`TANGENTS` interior points of ``R(D)``.
 
     ``slopes`` are the points' ``s`` in nats per unit distortion (the labels), ``drawn`` the
-    same slopes in the unit of the vertical axis.
+    same slopes in the unit of the vertical axis; ``legend``: whether the first line has a
+    legend entry (once per axes). Each label sits above and to the right of its point, on the
+    side of the convex curve away from the tangent; the points are taken in the first 85% of
+    the range of D, so that the labels stay inside the axes.
     """
-    interior = [k for k in range(len(D)) if 0.0 < slopes[k] < math.inf and value[k] > 0]
+    room = D[0] + 0.85 * span  # a label right of its point stays inside the axes
+    interior = [
+        k for k in range(len(D)) if 0.0 < slopes[k] < math.inf and value[k] > 0 and D[k] <= room
+    ]
     if not interior:
         return
     picks = np.unique(np.linspace(0, len(interior) - 1, min(TANGENTS, len(interior))).round())
@@ -256,15 +306,17 @@ def _tangents(
             color=COLORS["tangent"],
             lw=1,
             ls="--",
-            label="tangent, slope $-s$" if n == 0 else None,
+            label=r"tangent of slope $-s$ ($s = \varepsilon$ of the mechanism, nats)"
+            if n == 0 and legend
+            else "_nolegend_",
+            gid="tangent",
         )
-        right = D[k] > D[0] + 0.75 * span  # near the right edge: label on the left
         ax.annotate(
             f"s = {slopes[k]:.3g}",
             (D[k], value[k]),
             textcoords="offset points",
-            xytext=(-6, 6) if right else (6, 6),
-            ha="right" if right else "left",
+            xytext=(6, 6),
+            ha="left",
             fontsize=8,
             color=COLORS["tangent"],
         )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcap import _validation as check
-from dpcap.plots._common import SavePath, arrays, by_abscissa, new_axes, save
+from dpcap.plots._common import SavePath, by_abscissa, new_axes, next_color, save
 from dpcap.result import ParameterError
 
 if TYPE_CHECKING:
@@ -57,7 +57,9 @@ def plot_privacy_profile(
     -----
     ``δ(ε) = max_{x ~ x'} Σ_y (W[x, y] − e^ε W[x', y])_+`` is the smallest δ for which the
     mechanism is (ε, δ)-DP: non-increasing and convex in ``e^ε``, ``δ(0)`` the total-variation
-    level, and 0 from the pure-DP level on (Cuff & Yu §3.2; Hsu et al. §IV).
+    level, and 0 from the pure-DP level on (Cuff & Yu §3.2; Hsu et al. §IV). ε is in nats;
+    δ is a probability (no unit). Called again with the same ``ax``, the new profiles take the
+    next colours.
 
     Examples
     --------
@@ -76,20 +78,24 @@ def plot_privacy_profile(
         raise ParameterError(
             f"deltas must map labels to profiles (one δ per ε), got {check.show(deltas)}"
         )
-    ax = new_axes(ax)
-    shown = np.isfinite(levels)
-    for k, (label, values) in enumerate(deltas.items()):
-        (delta,) = arrays(values)
+    profiles = []
+    for label, values in deltas.items():
+        delta = check.real_array(values, f"deltas[{label!r}]").ravel()
         if delta.shape != levels.shape:
             raise ParameterError(
                 f"deltas[{label!r}] has {delta.size} values for {levels.size} levels of eps"
             )
         if np.isnan(delta).any() or (delta < 0).any() or (delta > 1).any():
             raise ParameterError(f"deltas[{label!r}] must hold values in [0, 1], got {delta}")
+        profiles.append((str(label), delta))
+    ax = new_axes(ax)
+    shown = np.isfinite(levels)
+    for label, delta in profiles:
         x, y = by_abscissa(levels[shown], delta[shown])
         if logy:
             y = np.where(y > 0, y, np.nan)
-        ax.plot(x, y, color=f"C{k % 10}", lw=2, marker="o", ms=3, label=str(label))
+        color = next_color(ax, "privacy-profile")
+        ax.plot(x, y, color=color, lw=2, marker="o", ms=3, label=label, gid="privacy-profile")
     if logy:
         ax.set_yscale("log")
     else:

@@ -17,8 +17,19 @@ import numpy as np
 
 from dpcap import _validation as check
 from dpcap._sweep_queries import RESULT_COLUMNS
-from dpcap.plots._common import COLORS, SavePath, new_axes, require, save
-from dpcap.plots._common import band as _band
+from dpcap.plots._common import (
+    COLORS,
+    QUERY_LABELS,
+    SavePath,
+    describe,
+    legend_keys,
+    new_axes,
+    parameter_label,
+    require,
+    save,
+    series,
+    vertical,
+)
 from dpcap.result import ParameterError
 
 if TYPE_CHECKING:
@@ -27,27 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["QUERY_LABELS", "RESULT_COLUMNS", "plot_sweep"]
 
-
-_INFO, _LOSS, _UNITLESS = "information", "privacy loss", "unitless"
-
-#: Readable name of each query for the vertical axis, and what its values measure:
-#: "information" (nats or bits, converted by ``unit=``), "privacy loss" (an ε, a bound on the
-#: natural log of a likelihood ratio, so always in nats) or "unitless" (a probability, δ or a
-#: total-variation distance).
-QUERY_LABELS: dict[str, tuple[str, str]] = {
-    "capacity": ("capacity", _INFO),
-    "midp": ("MI-DP", _INFO),
-    "renyi_midp": ("Rényi MI-DP", _INFO),
-    "correlated_leakage": ("correlated leakage", _INFO),
-    "kl_dp": ("KL-DP", _INFO),
-    "renyi_dp": ("Rényi DP", _INFO),
-    "max_leakage": ("maximal leakage", _INFO),
-    "renyi_capacity": (r"Rényi capacity $C_\alpha$", _INFO),
-    "alpha_leakage": ("α-leakage", _INFO),
-    "dp_epsilon": ("ε", _LOSS),
-    "dp_delta": ("δ(ε)", _UNITLESS),
-    "tv_dp": ("TV-DP", _UNITLESS),
-}
 
 #: Above this many lines the colours come from a sequential colormap rather than the cycle.
 _CYCLE = 10
@@ -115,8 +105,11 @@ def plot_sweep(
     Notes
     -----
     Rows whose status is not ``"converged"`` are drawn with hollow markers and counted in the
-    legend; rows without a value (NaN: ``failed``, ``too_large``) and infinite values (an ε = ∞)
-    cannot be placed on the axis: they are left out and counted in the title.
+    legend. Rows that cannot be placed on the vertical axis are marked at their ``x`` on an
+    edge of the axes and counted in the legend: an infinite value (an ε = ∞) by a triangle on
+    the top edge, a row without a value (NaN: ``failed``, ``too_large``) by a cross on the
+    bottom edge. A column named ``eps`` (or ``ε``, ``epsilon``) is labelled in nats. Calling
+    again with the same ``ax`` adds lines (the legend keys count the marks of all of them).
 
     Examples
     --------
@@ -126,41 +119,28 @@ def plot_sweep(
     ...     "lower": [0.29, 0.49], "upper": [0.3, 0.5], "status": "converged",
     ...     "iterations": 10, "method": "ba", "unit": "nats", "message": "", "seconds": 0.0})
     >>> ax = plot_sweep(table, "n", "capacity")
-    >>> ax.get_xlabel(), ax.get_ylabel()
-    ('n', 'capacity (nats)')
+    >>> ax.get_xlabel(), ax.get_ylabel(), ax.get_title()
+    ('n', 'capacity (nats)', 'capacity against n')
     """
     import pandas as pd
 
     rows = _select(table, x, query, hue, where)
-    name, kind = QUERY_LABELS.get(query, (query, _INFO))
-    factor, ylabel = _vertical(rows, name, kind, unit)
+    name, kind = describe(query)
+    factor, ylabel = vertical([str(u) for u in rows["unit"]], name, kind, unit)
     ax = new_axes(ax)
     groups = [(None, rows)] if hue is None else list(rows.groupby(hue, dropna=False, sort=True))
-    counts = np.zeros(3, dtype=np.int64)  # rows drawn hollow, without a value, infinite
     for (level, part), color in zip(groups, _palette(len(groups)), strict=True):
         label = "_nolegend_" if hue is None else _show(level)
-        counts += _line(ax, part.sort_values(x, kind="stable"), x, factor, color, label, band)
-    hollow, missing, infinite = (int(c) for c in counts)
-    if hollow:
-        ax.plot(
-            [],
-            [],
-            ls="none",
-            marker="o",
-            mfc="none",
-            mec=COLORS["guide"],
-            label=f"not converged ({hollow})",
-            gid="legend-key",
-        )
-    if hue is not None or hollow:
+        _line(ax, part.sort_values(x, kind="stable"), x, factor, color, label, band)
+    if legend_keys(ax) or hue is not None:
         ax.legend(title=hue, loc="best", frameon=False)
-    ax.set_xlabel(x)
+    ax.set_xlabel(parameter_label(x))
     if pd.api.types.is_integer_dtype(rows[x]) and not logx:
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # n = 2, 4, ...: no tick at 2.5
     ax.set_ylabel(ylabel)
-    ax.set_title(_title(name, where, missing, infinite))
+    ax.set_title(_title(name, x, where))
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -170,42 +150,22 @@ def plot_sweep(
 
 def _line(
     ax: Axes, part: pd.DataFrame, x: str, factor: Any, color: Any, label: str, shade: bool
-) -> tuple[int, int, int]:
-    """Draw one line (rows sorted by ``x``); return its hollow, NaN and infinite counts."""
+) -> None:
+    """Draw one line (rows sorted by ``x``) through the shared :func:`series`."""
     scale = factor[part.index.to_numpy()]
     value, lower, upper = (part[c].to_numpy(dtype=np.float64) * scale for c in RESULT_COLUMNS[:3])
-    drawn = np.isfinite(value)
-    xs = part[x].to_numpy()[drawn]
-    value, lower, upper = value[drawn], lower[drawn], upper[drawn]
-    open_ = part["status"].to_numpy()[drawn] != "converged"
-    ax.plot(
-        xs,
+    series(
+        ax,
+        part[x].to_numpy(),
         value,
+        lower,
+        upper,
+        part["status"].to_numpy() != "converged",
         color=color,
-        lw=1.5,
-        marker="o",
-        ms=4,
-        markevery=[int(i) for i in np.flatnonzero(~open_)],  # filled: converged rows only
         label=label,
         gid="sweep-line",
+        shade=shade,
     )
-    if open_.any():
-        ax.plot(
-            xs[open_],
-            value[open_],
-            ls="none",
-            marker="o",
-            ms=5,
-            mfc="none",
-            mec=color,
-            label="_nolegend_",
-            gid="not-converged",
-        )
-    closed = np.isfinite(lower) & np.isfinite(upper)
-    if shade and (closed & (upper > lower)).any():
-        _band(ax, xs, np.where(closed, lower, np.nan), np.where(closed, upper, np.nan), color)
-    nan = int((~drawn & np.isnan(part["value"].to_numpy(dtype=np.float64))).sum())
-    return int(open_.sum()), nan, int((~drawn).sum()) - nan
 
 
 def _select(
@@ -303,42 +263,10 @@ def _ambiguity(
     )
 
 
-def _vertical(rows: pd.DataFrame, name: str, kind: str, unit: str | None) -> tuple[Any, str]:
-    """The factor turning each row's value into the drawn unit, and the vertical axis label."""
-    if unit is not None:
-        check.unit_divisor(unit)  # a unit that is neither nats nor bits is an error everywhere
-    ones = np.ones(len(rows))
-    if kind == _LOSS:
-        return ones, f"{name} (nats)"
-    if kind == _UNITLESS:
-        return ones, name
-    own = [str(u) for u in rows["unit"]]
-    known = sorted(set(own) & set(check.UNITS))
-    if unit is None:
-        if len(set(own)) == 1 and not known:  # a unit this plot does not know: shown, not converted
-            return ones, f"{name} ({own[0]})" if own[0] else name
-        unit = known[0] if len(known) == 1 else "nats"
-    strangers = sorted(set(own) - set(check.UNITS))
-    if strangers:
-        raise ParameterError(
-            f"unit={unit!r} converts between nats and bits; some rows are in {strangers}"
-        )
-    target = check.unit_divisor(unit)
-    factor = np.array([check.UNITS[u] / target for u in own], dtype=np.float64)
-    return factor, f"{name} ({unit})"
-
-
-def _title(name: str, where: Mapping[str, Any] | None, missing: int, infinite: int) -> str:
-    title = name
+def _title(name: str, x: str, where: Mapping[str, Any] | None) -> str:
+    title = f"{name} against {x}"
     if where:
         title += " at " + ", ".join(f"{k} = {_show(v)}" for k, v in where.items())
-    notes = []
-    if missing:
-        notes.append(f"{missing} without a value (failed or too large)")
-    if infinite:
-        notes.append(f"{infinite} infinite")
-    if notes:
-        title += "\n" + ", ".join(notes) + ": not drawn"
     return title
 
 
