@@ -195,9 +195,10 @@ def group_midp_bound(
 def min_entropy_leakage_bound(eps: Any, /) -> Any:
     """Maximal min-entropy leakage of an ε-DP channel with two inputs: ``log(2e^ε/(1+e^ε))``.
 
-    Alvim et al. (Ünsal & Önen §4.3, eq. 50): for an ε-DP channel between two neighbouring inputs
-    (any finite output), ``ML = max_P (H_∞(X) − H_∞(X|Y)) ≤ log(2e^ε/(1+e^ε))``; binary randomized
-    response attains it.
+    Barthe & Köpf (CSF 2011, Thm 3 and Cor. 1; Ünsal & Önen §4.3, eq. 50): for an ε-DP channel
+    between two neighbouring inputs (any finite output),
+    ``ML = max_P (H_∞(X) − H_∞(X|Y)) ≤ log(2e^ε/(1+e^ε))``; binary randomized response attains
+    it.
     """
     e = check.nonnegative(eps, "eps")
     return _out(LN2 - np.logaddexp(0.0, -e))

@@ -1,33 +1,33 @@
-"""Cuff & Yu's Examples 2–5 and two variants of MI-DP, each beside the paper's numbers.
+r"""
+Cuff & Yu's Examples 2–5, personalised and free-lunch MI-DP
+===========================================================
 
 P. Cuff and L. Yu, *Differential Privacy as a Mutual Information Constraint* (CCS 2016), define
-MI-DP = sup_{i, P_{X^n}} I(X_i; Y | X^{-i}) (Definition 2) and illustrate it with four examples:
+MI-DP :math:`= \sup_{i, P_{X^n}} I(X_i; Y \mid X^{-i})` (Definition 2) and illustrate it with
+four examples, each checked below against the paper's numbers:
 
-* Example 2 (erasure channel, eqs. 36–38): MI-DP = δ log N, within a factor of about two of the
-  (δ)-DP ⇒ MI-DP bound of Lemma 3 for large alphabets;
+* Example 2 (erasure channel, eqs. 36–38): MI-DP :math:`= \delta \log N`, within a factor of
+  about two of the (δ)-DP ⇒ MI-DP bound of Lemma 3 for large alphabets;
 * Example 3 (correlated database, §4.1): a noisy count is ε-DP, yet when all entries are equal
-  I(X_i; Y) → 1 bit while I(X_i; Y | X^{-i}) = 0;
-* Example 4 (one-time pad, §4.2): two responses that each leak nothing reveal X_1 together, so
-  Corollary 2 needs conditionally independent responses; with the key as a database entry,
-  conditioning on the rest of the database increases the leakage (Property 4);
-* Example 5 (§5): MI-DP = ε ln 2 while the pair of entries leaks ε log(|X_1| + 1) (eq. 51): no
-  group privacy without a cardinality bound (Corollary 5).
+  :math:`I(X_i; Y) \to` 1 bit while :math:`I(X_i; Y \mid X^{-i}) = 0`;
+* Example 4 (one-time pad, §4.2): two responses that each leak nothing reveal :math:`X_1`
+  together, so Corollary 2 needs conditionally independent responses; with the key as a
+  database entry, conditioning on the rest of the database increases the leakage
+  (Property 4);
+* Example 5 (§5): MI-DP :math:`= \varepsilon \ln 2` while the pair of entries leaks
+  :math:`\varepsilon \log(|\mathcal{X}_1| + 1)` (eq. 51): no group privacy without a
+  cardinality bound (Corollary 5).
 
-Then §6.1 (personalised MI-DP: one level per entry, ``MIDPResult.per_entry``) and §6.2 (free-lunch
-privacy sup I(X^n; Y): :func:`dpcap.capacity` of the database mechanism).
-
-Run it with ``python examples/cuff_yu_examples.py``; the figure goes to
-``$DPCAP_EXAMPLES_OUT`` (default ``out/``).
+Then §6.1 (personalised MI-DP: one level per entry, ``MIDPResult.per_entry``) and §6.2
+(free-lunch privacy :math:`\sup I(X^n; Y)`: :func:`dpcap.capacity` of the database mechanism).
 """
-
-# %%
-from __future__ import annotations
 
 import itertools
 import math
 import os
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import dpcap
@@ -41,6 +41,8 @@ from dpcap.mechanisms import (
     truncated_geometric,
 )
 
+OUT = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
+OUT.mkdir(parents=True, exist_ok=True)
 TOL = 1e-9  # certified gap asked of every capacity computation (nats)
 LN2 = math.log(2)
 
@@ -50,7 +52,13 @@ def close(computed: float, published: float) -> bool:
     return abs(computed - published) <= TOL + 1e-12 * max(1.0, abs(published))
 
 
-# %% Example 2: the erasure channel, MI-DP = δ log N (eq. 38)
+# %%
+# Example 2: the erasure channel
+# ------------------------------
+#
+# The erasure channel on N symbols reveals its input with probability δ and erases it
+# otherwise (eq. 36). Its MI-DP is :math:`\delta \log N` (eqs. 37–38), and it is (0, δ)-DP and
+# no better.
 delta = 0.1
 print(f"Example 2 — erasure channel, δ = {delta} (nats)")
 print(f"  {'N':>5} {'MI-DP':>12} {'δ log N':>12} {'Lemma 3 ε′':>12} {'ratio':>7}")
@@ -82,9 +90,15 @@ for N in (1e6, 1e12, 1e100):
 assert big[0] > big[1] > big[2] > 2
 assert big[2] < 2.03
 
-# %% Example 3: a correlated database. MI-DP stays small, I(X_i; Y) → 1 bit
-# The paper adds Lap(1/(nε)) to the mean of n binary entries, i.e. Lap(1/ε) to their count; here
-# the count is released through its discrete, truncated form, the truncated geometric mechanism.
+# %%
+# Example 3: a correlated database
+# --------------------------------
+#
+# The paper adds :math:`\mathrm{Lap}(1/(n\varepsilon))` noise to the mean of n binary entries,
+# i.e. :math:`\mathrm{Lap}(1/\varepsilon)` to their count; here the count is released through
+# its discrete, truncated form, the truncated geometric mechanism. The MI-DP stays small, while
+# a weak adversary facing equal entries learns :math:`I(X_i; Y) \to` 1 bit
+# (:func:`dpcap.correlated_leakage`).
 eps = 0.5
 ns = [1, 2, 4, 8, 12, 16, 24, 32]
 print(f"\nExample 3 — noisy count of n binary entries, ε = {eps}")
@@ -122,10 +136,14 @@ cmi = dpcap.conditional_mutual_information(joint, counting_query(n, truncated_ge
 print(f"  I(X_1; Y | X^-1) under the all-equal law (n = {n}): {cmi:.3g} (paper: 0)")
 assert cmi == 0.0
 
-# %% Example 4: the one-time pad
+# %%
+# Example 4: the one-time pad
+# ---------------------------
+#
+# The paper's form: :math:`Y_1 = X_1 \oplus U` and :math:`Y_2 = U` with U uniform; each
+# response alone is independent of :math:`X_1`, the pair reveals it.
 m = 4
 print(f"\nExample 4 — one-time pad on an alphabet of m = {m} (nats)")
-# The paper's form: Y_1 = X_1 ⊕ U and Y_2 = U, U uniform: each alone is independent of X_1.
 Y1 = np.full((m, m), 1 / m)  # P(Y_1 = y | X_1 = x) = 1/m
 Y2 = np.full((m, m), 1 / m)  # U does not depend on X_1
 both = np.zeros((m, m * m))  # outputs (y_1, y_2), y_1 = (x + y_2) mod m
@@ -155,7 +173,14 @@ assert np.all(np.abs(res.per_entry - math.log(m)) <= TOL)
 assert abs(i_plain) <= 1e-12
 assert math.isclose(i_cond, math.log(m), rel_tol=1e-12)
 
-# %% Example 5: MI-DP = ε ln 2, but the pair of entries leaks ε log(|X_1| + 1) (eq. 51)
+# %%
+# Example 5: no group privacy for MI-DP
+# -------------------------------------
+#
+# With probability ε the mechanism reveals the common value of two equal entries (or that they
+# differ), otherwise it erases. MI-DP :math:`= \varepsilon \ln 2`, but the pair of entries leaks
+# :math:`\varepsilon \log(|\mathcal{X}_1| + 1)` (eq. 51): the group leakage grows without bound
+# in :math:`|\mathcal{X}_i|` while the MI-DP does not move.
 prob = 0.25  # the paper's ε: the probability of an unerased output
 print(f"\nExample 5 — reveal the common value with probability {prob} (nats)")
 print(
@@ -180,8 +205,15 @@ for mm in (2, 4, 8, 16):
 # The group leakage grows without bound in |X_i| while the MI-DP does not move: no group
 # privacy (Property 7's analogue fails for MI-DP).
 
-# %% §6.1 personalised MI-DP and §6.2 free-lunch privacy
-# Each entry answered by its own randomized response, ε_i per entry (personalised DP, eq. 55).
+# %%
+# §6.1 personalised MI-DP and §6.2 free-lunch privacy
+# ---------------------------------------------------
+#
+# Each entry is answered by its own randomized response, at its own level
+# :math:`\varepsilon_i` (personalised DP, eq. 55); the personalised MI-DP (eq. 56) is
+# ``MIDPResult.per_entry``. Free-lunch privacy :math:`\sup I(X^n; Y)` (eq. 58) is the capacity
+# of the whole mechanism, and bounds every :math:`I(X_{\mathcal{I}}; Y \mid X_{\mathcal{J}})`
+# (eq. 59).
 eps_i = [0.25, 1.0, 2.0]
 W = np.ones((1, 1))
 for e in eps_i:
@@ -209,75 +241,66 @@ assert close(free, sum(paper))
 assert close(pair, paper[1] + paper[2])
 assert max(res.per_entry) <= pair + TOL <= free + 2 * TOL
 
-# %% One figure: MI-DP against each example's parameter
-out = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
-try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:  # the `plot` extra is optional
-    print("  (matplotlib not installed: no figure)")
-else:
-    out.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
-    ax = axes[0]
-    dgrid = np.linspace(0.0, 0.5, 11)
-    for N, c in ((4, "C0"), (64, "C1")):
-        ax.plot(
-            dgrid,
-            [dpcap.midp(erasure(N, d), tol=TOL).value for d in dgrid],
-            "o",
-            c=c,
-            ms=4,
-            label=f"MI-DP, N = {N}",
-        )
-        ax.plot(dgrid, dgrid * math.log(N), "-", c=c, lw=1, label="δ log N")
-        ax.plot(
-            dgrid,
-            bounds.midp_from_delta(dgrid, n_outputs=N + 1, max_entry_size=N),
-            "--",
-            c=c,
-            lw=1,
-            label="Lemma 3 bound",
-        )
-    ax.set_xlabel("δ (probability of revealing)")
-    ax.set_ylabel("nats")
-    ax.set_title("Example 2: erasure channel")
-    ax.legend(fontsize=7)
-    ax = axes[1]
-    ax.plot(ns, ex3_corr, "o-", label="sup I(X_i; Y), correlated")
-    ax.plot(ns, ex3_midp, "s-", label="MI-DP")
-    ax.axhline(LN2, c="k", ls=":", label="1 bit")
-    ax.set_xlabel("n (entries)")
-    ax.set_ylabel("nats")
-    ax.set_title(f"Example 3: noisy count, ε = {eps}")
-    ax.legend(fontsize=7)
-    ax = axes[2]
-    pgrid = np.linspace(0.0, 1.0, 11)
-    for mm, c in ((2, "C0"), (16, "C1")):
-        ax.plot(
-            pgrid,
-            [dpcap.capacity(revealing(2, mm, p), tol=TOL).value for p in pgrid],
-            "o",
-            c=c,
-            ms=4,
-            label=f"sup I(X_1,X_2; Y), |X_i| = {mm}",
-        )
-        ax.plot(pgrid, pgrid * math.log(mm + 1), "-", c=c, lw=1, label="ε log(|X_i| + 1)")
+# %%
+# One figure: MI-DP against each example's parameter
+# --------------------------------------------------
+fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+ax = axes[0]
+dgrid = np.linspace(0.0, 0.5, 11)
+for N, c in ((4, "C0"), (64, "C1")):
+    ax.plot(
+        dgrid,
+        [dpcap.midp(erasure(N, d), tol=TOL).value for d in dgrid],
+        "o",
+        c=c,
+        ms=4,
+        label=f"MI-DP, N = {N}",
+    )
+    ax.plot(dgrid, dgrid * math.log(N), "-", c=c, lw=1, label="δ log N")
+    ax.plot(
+        dgrid,
+        bounds.midp_from_delta(dgrid, n_outputs=N + 1, max_entry_size=N),
+        "--",
+        c=c,
+        lw=1,
+        label="Lemma 3 bound",
+    )
+ax.set_xlabel("δ (probability of revealing)")
+ax.set_ylabel("nats")
+ax.set_title("Example 2: erasure channel")
+ax.legend(fontsize=7)
+ax = axes[1]
+ax.plot(ns, ex3_corr, "o-", label="sup I(X_i; Y), correlated")
+ax.plot(ns, ex3_midp, "s-", label="MI-DP")
+ax.axhline(LN2, c="k", ls=":", label="1 bit")
+ax.set_xlabel("n (entries)")
+ax.set_ylabel("nats")
+ax.set_title(f"Example 3: noisy count, ε = {eps}")
+ax.legend(fontsize=7)
+ax = axes[2]
+pgrid = np.linspace(0.0, 1.0, 11)
+for mm, c in ((2, "C0"), (16, "C1")):
     ax.plot(
         pgrid,
-        [dpcap.midp(revealing(2, 16, p), tol=TOL).value for p in pgrid],
-        "ks",
+        [dpcap.capacity(revealing(2, mm, p), tol=TOL).value for p in pgrid],
+        "o",
+        c=c,
         ms=4,
-        label="MI-DP (any |X_i|)",
+        label=f"sup I(X_1,X_2; Y), |X_i| = {mm}",
     )
-    ax.plot(pgrid, pgrid * LN2, "k-", lw=1, label="ε ln 2")
-    ax.set_xlabel("ε (probability of an unerased output)")
-    ax.set_ylabel("nats")
-    ax.set_title("Example 5: no group privacy")
-    ax.legend(fontsize=7)
-    fig.suptitle("Cuff & Yu, Examples 2, 3 and 5: MI-DP against each parameter")
-    fig.tight_layout()
-    fig.savefig(out / "cuff_yu_examples.png", dpi=120)
-    print(f"  figure: {out / 'cuff_yu_examples.png'}")
+    ax.plot(pgrid, pgrid * math.log(mm + 1), "-", c=c, lw=1, label="ε log(|X_i| + 1)")
+ax.plot(
+    pgrid,
+    [dpcap.midp(revealing(2, 16, p), tol=TOL).value for p in pgrid],
+    "ks",
+    ms=4,
+    label="MI-DP (any |X_i|)",
+)
+ax.plot(pgrid, pgrid * LN2, "k-", lw=1, label="ε ln 2")
+ax.set_xlabel("ε (probability of an unerased output)")
+ax.set_ylabel("nats")
+ax.set_title("Example 5: no group privacy")
+ax.legend(fontsize=7)
+fig.suptitle("Cuff & Yu, Examples 2, 3 and 5: MI-DP against each parameter")
+fig.tight_layout()
+fig.savefig(OUT / "cuff_yu_examples.png", dpi=120)

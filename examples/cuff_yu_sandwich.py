@@ -1,44 +1,54 @@
-"""The Cuff–Yu sandwich: ε-DP ⇒ KL-DP ⇒ MI-DP ⇒ (δ)-DP ⇒ MI-DP, on binary randomized response.
+r"""
+The Cuff–Yu sandwich on binary randomized response
+==================================================
 
-P. Cuff and L. Yu, *Differential Privacy as a Mutual Information Constraint* (CCS 2016), prove
-(Theorem 1, eq. 20) the chain
+P. Cuff and L. Yu, *Differential Privacy as a Mutual Information Constraint* (CCS 2016), define
+the mutual-information differential privacy (MI-DP) of a mechanism as
+:math:`\sup_{i, P_{X^n}} I(X_i; Y \mid X^{-i})` (their Definition 2) and prove (Theorem 1,
+eq. 20) the chain
 
-    ε-DP  ⪰(A)  KL-DP  ⪰(B)  MI-DP  ⪰(C)  (δ)-DP  =(D)  (ε, δ)-DP,
+.. math::
 
-with MI-DP = sup_{i, P} I(X_i; Y | X^{-i}) (their Definition 2), and the reverse step under a
-cardinality bound (Lemma 3). Each arrow has a number attached:
+   \varepsilon\text{-DP} \;\succeq_{(A)}\; \text{KL-DP} \;\succeq_{(B)}\; \text{MI-DP}
+   \;\succeq_{(C)}\; (\delta)\text{-DP} \;=_{(D)}\; (\varepsilon, \delta)\text{-DP},
 
-* Lemma 1 (A, B): ε-DP ⇒ KL-DP ≤ ε·tanh(ε/2) ≤ min{ε, ε²} (Property 1, eqs. 10–11) ⇒ MI-DP ≤ KL-DP;
-* Lemma 2 (C): ε-MI-DP ⇒ (0, δ′)-DP with δ′ = 1 − 2h⁻¹(ln 2 − ε) ≤ √(2ε) (eqs. 27–28);
-* Property 3 (D): ε-DP ⇒ (0, 1 − 2/(e^ε + 1))-DP, the tightest trade-off (eq. 13);
-* Lemma 3: (δ)-DP ⇒ ε′-MI-DP with ε′ = 2h(δ) + 2δ ln min{|Y|, max_i |X_i| + 1} (eq. 35).
+with the reverse step under a cardinality bound (Lemma 3). Each arrow has a number attached:
+
+* Lemma 1 (A, B): ε-DP implies KL-DP :math:`\le \varepsilon\tanh(\varepsilon/2) \le
+  \min\{\varepsilon, \varepsilon^2\}` (Property 1, eqs. 10–11), and MI-DP ≤ KL-DP;
+* Lemma 2 (C): ε-MI-DP implies (0, δ′)-DP with :math:`\delta' = 1 - 2h^{-1}(\ln 2 -
+  \varepsilon) \le \sqrt{2\varepsilon}` (eqs. 27–28);
+* Property 3 (D): ε-DP implies :math:`(0, 1 - 2/(e^\varepsilon + 1))`-DP, the tightest
+  trade-off (eq. 13);
+* Lemma 3: (δ)-DP implies ε′-MI-DP with :math:`\varepsilon' = 2h(\delta) + 2\delta \ln
+  \min\{|\mathcal{Y}|, \max_i |\mathcal{X}_i| + 1\}` (eq. 35).
 
 Binary randomized response is the extremal case for most of them. Its rows are
-(e^ε, 1)/(1 + e^ε): a binary symmetric channel with crossover q = 1/(1 + e^ε) and total variation
-1 − 2q = tanh(ε/2) between the rows, so
+:math:`(e^\varepsilon, 1)/(1 + e^\varepsilon)`: a binary symmetric channel with crossover
+:math:`q = 1/(1 + e^\varepsilon)` and total variation :math:`1 - 2q = \tanh(\varepsilon/2)`
+between the rows, so
 
-* KL-DP = ε·tanh(ε/2) exactly (Property 1 is tight "with binary distributions");
-* MI-DP = its capacity, ln 2 − h(q) nats (Appendix C, eq. 98);
-* Lemma 2 maps that MI-DP back to exactly its total variation tanh(ε/2) (the binary symmetric
-  channel is the extreme case in the proof of Lemma 2), which is also the δ of Property 3 at ε′ = 0.
-
-Run it with ``python examples/cuff_yu_sandwich.py``; the figure goes to
-``$DPCAP_EXAMPLES_OUT`` (default ``out/``).
+* KL-DP :math:`= \varepsilon\tanh(\varepsilon/2)` exactly (Property 1 is tight "with binary
+  distributions");
+* MI-DP is the capacity of that channel, :math:`\ln 2 - h(q)` nats (Appendix C, eq. 98);
+* Lemma 2 maps that MI-DP back to exactly its total variation :math:`\tanh(\varepsilon/2)`
+  (the binary symmetric channel is the extreme case in the proof of Lemma 2), which is also
+  the δ of Property 3 at ε′ = 0.
 """
-
-# %%
-from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import dpcap
 from dpcap import bounds
 from dpcap.mechanisms import randomized_response
 
+OUT = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
+OUT.mkdir(parents=True, exist_ok=True)
 TOL = 1e-9  # the certified gap asked of every capacity (MI-DP) computation, in nats
 eps_grid = np.round(np.linspace(0.05, 3.0, 60), 10)
 
@@ -48,7 +58,13 @@ def bsc_capacity(tv: float) -> float:
     return 0.5 * ((1 + tv) * math.log1p(tv) + (1 - tv) * math.log1p(-tv))
 
 
-# %% Every rung of the ladder, computed and in closed form
+# %%
+# Every rung of the ladder, computed and in closed form
+# -----------------------------------------------------
+#
+# For each ε, dpcap computes the pure DP level, the KL-DP level, the certified MI-DP and the
+# total variation; :mod:`dpcap.bounds` evaluates the paper's conversions.
+
 rows = []
 for eps in eps_grid:
     W = randomized_response(2, eps)
@@ -74,7 +90,6 @@ for eps in eps_grid:
         }
     )
 
-# %% A table at a few ε, dpcap beside the paper's closed forms
 print("Binary randomized response: the Cuff–Yu ladder (nats)")
 head = ("ε", "KL-DP", "ε·tanh(ε/2)", "MI-DP", "ln2−h(q)", "δ′ (L.2)", "tanh(ε/2)", "ε′ (L.3)")
 print("  " + " ".join(f"{h:>11}" for h in head))
@@ -91,7 +106,13 @@ for r in rows[::10]:
     )
     print("  " + " ".join(f"{v:11.7f}" for v in vals))
 
-# %% The closed forms (exact up to the certified gap TOL of the capacity solver)
+# %%
+# The closed forms
+# ----------------
+#
+# Every value equals the paper's closed form, up to rounding (1e-12 relative) or, for the
+# MI-DP, up to the certified gap ``TOL`` of the capacity solver.
+
 for r in rows:
     eps, tv = r["eps"], r["tv_closed"]
     assert math.isclose(r["dp"], eps, rel_tol=1e-12), "pure DP level is ε"
@@ -110,7 +131,10 @@ for r in rows:
     # Lemma 3, eq. 35, with |Y| = 2, |X_1| + 1 = 3: min = 2.
     assert math.isclose(r["lemma3"], r["lemma3_closed"], rel_tol=1e-12)
 
-# %% The sandwich inequalities of Theorem 1 (eq. 20), at every ε
+# %%
+# The sandwich inequalities of Theorem 1 (eq. 20), at every ε
+# ------------------------------------------------------------
+
 for r in rows:
     eps = r["eps"]
     # (A) Lemma 1, eq. 21 with Property 1: KL-DP ≤ ε·tanh(ε/2) ≤ min{ε, ε²} ≤ ε.
@@ -122,50 +146,45 @@ for r in rows:
     # Lemma 3, eq. 34: (δ)-DP with δ = tanh(ε/2) ⇒ MI-DP ≤ ε′.
     assert r["midp"] <= r["lemma3"]
 
-# Small ε: KL-DP ≈ ε²/2 (Property 1) while the BSC capacity ≈ tv²/2 ≈ ε²/8 — the MI-DP
-# sits a factor of about 4 below the KL-DP at high privacy (ordering B is strict).
+# %%
+# At small ε the KL-DP is about :math:`\varepsilon^2/2` (Property 1) while the capacity of
+# the channel is about :math:`\mathrm{tv}^2/2 \approx \varepsilon^2/8`: the MI-DP sits a factor
+# of about 4 below the KL-DP at high privacy (ordering B is strict).
+
 first = rows[0]
 print(
-    f"  at ε = {first['eps']}: KL-DP/(ε²/2) = {first['kl'] / (first['eps'] ** 2 / 2):.4f}, "
+    f"at ε = {first['eps']}: KL-DP/(ε²/2) = {first['kl'] / (first['eps'] ** 2 / 2):.4f}, "
     f"MI-DP/(ε²/8) = {first['midp'] / (first['eps'] ** 2 / 8):.4f}"
 )
 assert abs(first["kl"] / (first["eps"] ** 2 / 2) - 1) < first["eps"] ** 2  # 1 − ε²/12 + …
 assert abs(first["midp"] / (first["eps"] ** 2 / 8) - 1) < first["eps"] ** 2
 
-# %% One figure: the ladder of privacy levels (left) and of δ's (right)
+# %%
+# One figure: the ladder of privacy levels (left) and of δ's (right)
+# -------------------------------------------------------------------
+
 eps_arr = np.array([r["eps"] for r in rows])
 col = {k: np.array([r[k] for r in rows]) for k in rows[0]}
 
-out = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
-try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:  # the `plot` extra is optional
-    print("  (matplotlib not installed: no figure)")
-else:
-    out.mkdir(parents=True, exist_ok=True)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    ax1.plot(eps_arr, eps_arr, "k--", lw=1, label="ε-DP level ε")
-    ax1.plot(eps_arr, np.minimum(eps_arr, eps_arr**2), ":", c="grey", label="min{ε, ε²} (Lemma 1)")
-    ax1.plot(eps_arr, col["kl"], lw=2, label="KL-DP = ε·tanh(ε/2)")
-    ax1.plot(eps_arr, col["lemma3"], lw=2, label="ε′ from (δ)-DP (Lemma 3)")
-    ax1.plot(eps_arr, col["midp"], lw=2.5, label="MI-DP (dpcap.midp)")
-    ax1.plot(eps_arr, col["midp_closed"], "k:", label="ln 2 − h(1/(1+e^ε))")
-    ax1.set_xlabel("ε of randomized response")
-    ax1.set_ylabel("nats")
-    ax1.set_ylim(0, 2.3)
-    ax1.set_title("privacy levels")
-    ax1.legend(fontsize=8)
-    ax2.plot(eps_arr, np.minimum(np.sqrt(2 * col["midp"]), 1), lw=2, label="√(2·MI-DP) (eq. 27)")
-    ax2.plot(eps_arr, col["delta_prime"], lw=2.5, label="δ′ = 1 − 2h⁻¹(ln2 − MI-DP) (eq. 28)")
-    ax2.plot(eps_arr, col["tv"], "k:", lw=2, label="true δ = TV = tanh(ε/2)")
-    ax2.set_xlabel("ε of randomized response")
-    ax2.set_ylabel("δ of (0, δ)-DP")
-    ax2.set_title("MI-DP ⇒ (δ)-DP (Lemma 2), tight here")
-    ax2.legend(fontsize=8)
-    fig.suptitle("Cuff & Yu, Theorem 1 on binary randomized response")
-    fig.tight_layout()
-    fig.savefig(out / "cuff_yu_sandwich.png", dpi=120)
-    print(f"  figure: {out / 'cuff_yu_sandwich.png'}")
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+ax1.plot(eps_arr, eps_arr, "k--", lw=1, label="ε-DP level ε")
+ax1.plot(eps_arr, np.minimum(eps_arr, eps_arr**2), ":", c="grey", label="min{ε, ε²} (Lemma 1)")
+ax1.plot(eps_arr, col["kl"], lw=2, label="KL-DP = ε·tanh(ε/2)")
+ax1.plot(eps_arr, col["lemma3"], lw=2, label="ε′ from (δ)-DP (Lemma 3)")
+ax1.plot(eps_arr, col["midp"], lw=2.5, label="MI-DP (dpcap.midp)")
+ax1.plot(eps_arr, col["midp_closed"], "k:", label="ln 2 − h(1/(1+e^ε))")
+ax1.set_xlabel("ε of randomized response (nats)")
+ax1.set_ylabel("privacy level (nats)")
+ax1.set_ylim(0, 2.3)
+ax1.set_title("privacy levels")
+ax1.legend(fontsize=8)
+ax2.plot(eps_arr, np.minimum(np.sqrt(2 * col["midp"]), 1), lw=2, label="√(2·MI-DP) (eq. 27)")
+ax2.plot(eps_arr, col["delta_prime"], lw=2.5, label="δ′ = 1 − 2h⁻¹(ln2 − MI-DP) (eq. 28)")
+ax2.plot(eps_arr, col["tv"], "k:", lw=2, label="true δ = TV = tanh(ε/2)")
+ax2.set_xlabel("ε of randomized response (nats)")
+ax2.set_ylabel("δ of (0, δ)-DP")
+ax2.set_title("MI-DP ⇒ (δ)-DP (Lemma 2), tight here")
+ax2.legend(fontsize=8)
+fig.suptitle("Cuff & Yu, Theorem 1 on binary randomized response")
+fig.tight_layout()
+fig.savefig(OUT / "cuff_yu_sandwich.png", dpi=120)

@@ -1,41 +1,48 @@
-"""Mir's risk–distortion function: the exponential mechanism is the optimal trade-off.
+r"""
+Mir's risk–distortion function and the exponential mechanism
+============================================================
 
-D. J. Mir, "Information-theoretic foundations of differential privacy" (FPS 2012), defines the
-privacy risk of a mechanism as the mutual information I(X; O) between database and output and
-asks for the least risk at a given expected distortion (his eq. 4):
+D. J. Mir, *Information-theoretic foundations of differential privacy* (FPS 2012), defines the
+privacy risk of a mechanism as the mutual information :math:`I(X; O)` between database and
+output and asks for the least risk at a given expected distortion (his eq. 4):
 
-    R(D) = min { I(X; O) : E dist(X, O) ≤ D }.
+.. math::
+
+   R(D) = \min \{ I(X; O) : \mathbb{E}\,\mathrm{dist}(X, O) \le D \}.
 
 Theorem 3 (after Tishby et al.): the minimiser is the exponential mechanism
-π(o|x) ∝ π(o) e^{−ε dist(x, o)}, whose parameter is the slope of the curve, dR/dD = −ε.
-Theorem 4 (with McSherry–Talwar's Theorem 1): that mechanism is 2εΔdist-differentially private.
-Mir's Figure 1 draws R(D) with its tangent lines of slope −ε.
+:math:`\pi(o \mid x) \propto \pi(o)\, e^{-\varepsilon\, \mathrm{dist}(x, o)}`, whose parameter
+is the slope of the curve, :math:`dR/dD = -\varepsilon`. Theorem 4 (with McSherry–Talwar's
+Theorem 1): that mechanism is :math:`2\varepsilon\Delta\mathrm{dist}`-differentially private.
+Mir's Figure 1 draws :math:`R(D)` with its tangent lines of slope :math:`-\varepsilon`.
 
-Under Hamming distortion (Δdist = 1) a uniform source on m symbols has the closed form
-(the m-ary form of the binary case in Cover & Thomas, *Elements of Information Theory*, §10.3)
+Under Hamming distortion (:math:`\Delta\mathrm{dist} = 1`) a uniform source on m symbols has the
+closed form (the m-ary form of the binary case in Cover & Thomas, *Elements of Information
+Theory*, §10.3)
 
-    R(D) = log m − h(D) − D log(m − 1),     0 ≤ D ≤ (m − 1)/m,
+.. math::
 
-and slope ε = log((1 − D)(m − 1)/D): the optimal mechanism is m-ary randomized response, whose
-DP level is exactly ε, half of Theorem 4's bound. A non-uniform source needs the factor 2: for
-a Bernoulli(p) source R(D) = h(p) − h(D) (Cover & Thomas, Theorem 10.3.1), the slope is still
-log((1 − D)/D), but the exponential mechanism's base measure is no longer uniform and its DP
-level lies strictly between ε and 2ε.
+   R(D) = \log m - h(D) - D \log(m - 1), \qquad 0 \le D \le (m - 1)/m,
 
-Run it with ``python examples/mir_risk_distortion.py``; the figure goes to
-``$DPCAP_EXAMPLES_OUT`` (default ``out/``).
+and slope :math:`\varepsilon = \log((1 - D)(m - 1)/D)`: the optimal mechanism is m-ary
+randomized response, whose DP level is exactly ε, half of Theorem 4's bound. A non-uniform
+source needs the factor 2: for a Bernoulli(p) source :math:`R(D) = h(p) - h(D)` (Cover & Thomas,
+Theorem 10.3.1), the slope is still :math:`\log((1 - D)/D)`, but the exponential mechanism's
+base measure is no longer uniform and its DP level lies strictly between ε and 2ε.
 """
-
-# %%
-from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import dpcap
+from dpcap.plots import plot_rate_distortion
+
+OUT = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
+OUT.mkdir(parents=True, exist_ok=True)
 
 
 def h(t: float) -> float:
@@ -47,7 +54,12 @@ def h(t: float) -> float:
 # level are read off a mechanism found to that accuracy, so we allow them 1e-6.
 TOL_R, TOL_SLOPE = 1e-8, 1e-6
 
-# %% A uniform ternary source, Hamming distortion: the whole curve against the closed form
+# %%
+# A uniform ternary source under Hamming distortion
+# -------------------------------------------------
+#
+# The whole curve (:func:`dpcap.rate_distortion_curve`) against the closed form; at each point
+# the slope and the DP level of the optimal mechanism against :math:`\log((1 - D)(m - 1)/D)`.
 m = 3
 prior = np.full(m, 1.0 / m)
 hamming = 1.0 - np.eye(m)
@@ -81,7 +93,12 @@ assert math.isclose(curve.value[0], math.log(m), rel_tol=1e-12)  # R(0) = H(X) =
 assert curve.value[-1] == 0.0  # R = 0 from D = (m − 1)/m on
 assert math.isclose(curve.D[-1], (m - 1) / m)
 
-# %% One budget on a fair bit: R(D) = log 2 − h(D), the optimum is binary randomized response
+# %%
+# One budget on a fair bit
+# ------------------------
+#
+# :math:`R(D) = \log 2 - h(D)`, and the optimal mechanism is binary randomized response at
+# :math:`\varepsilon = \log((1 - D)/D)`.
 D = 0.1
 bit = dpcap.rate_distortion([0.5, 0.5], [[0, 1], [1, 0]], D)
 print(
@@ -92,7 +109,11 @@ assert bit.lower - TOL_R <= math.log(2) - h(D) <= bit.upper + TOL_R
 assert math.isclose(bit.slope, math.log(9), abs_tol=TOL_SLOPE)
 assert math.isclose(bit.dp_level, math.log(9), abs_tol=TOL_SLOPE)
 
-# %% A biased bit: same slope, but the DP level exceeds it (Theorem 4 needs its factor 2)
+# %%
+# A biased bit: Theorem 4 needs its factor 2
+# ------------------------------------------
+#
+# Same slope as for a fair bit, but the DP level of the optimal mechanism exceeds it.
 p = 0.2
 print(f"\nBernoulli({p}) source, Hamming distortion: R(D) = h(p) - h(D) for D <= p")
 print(f"  {'D':>5} {'R(D) dpcap':>11} {'h(p)-h(D)':>11} {'slope s':>8} {'DP level':>9} {'2s':>8}")
@@ -108,30 +129,19 @@ for D in (0.05, 0.1, 0.15):
     assert math.isclose(res.slope, s, abs_tol=TOL_SLOPE)
     assert s + TOL_SLOPE < res.dp_level <= 2 * s + TOL_SLOPE
 
-# %% Mir's Figure 1: the convex curve and its tangents of slope −ε
-out = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
-try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from dpcap.plots import plot_rate_distortion
-except ImportError:  # the `plot` extra is optional
-    print("  (matplotlib not installed: no figure)")
-else:
-    out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    plot_rate_distortion(curve, ax=ax)
-    grid = np.linspace(0.0, (m - 1) / m, 101)
-    ax.plot(
-        grid,
-        [math.log(m) - h(t) - t * math.log(m - 1) for t in grid],
-        "k:",
-        label="log m − h(D) − D log(m−1)",
-    )
-    ax.set_title(f"Mir, Fig. 1: risk–distortion of a uniform {m}-ary source")
-    ax.legend(loc="upper right", frameon=False)
-    fig.tight_layout()
-    fig.savefig(out / "mir_risk_distortion.png", dpi=120)
-    print(f"  figure: {out / 'mir_risk_distortion.png'}")
+# %%
+# Mir's Figure 1: the convex curve and its tangents of slope −ε
+# -------------------------------------------------------------
+fig, ax = plt.subplots(figsize=(6, 4))
+plot_rate_distortion(curve, ax=ax)
+grid = np.linspace(0.0, (m - 1) / m, 101)
+ax.plot(
+    grid,
+    [math.log(m) - h(t) - t * math.log(m - 1) for t in grid],
+    "k:",
+    label="log m − h(D) − D log(m−1)",
+)
+ax.set_title(f"Mir, Fig. 1: risk–distortion of a uniform {m}-ary source")
+ax.legend(loc="upper right", frameon=False)
+fig.tight_layout()
+fig.savefig(OUT / "mir_risk_distortion.png", dpi=120)

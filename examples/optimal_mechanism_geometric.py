@@ -1,34 +1,37 @@
-"""The optimal ε-DP count is the geometric mechanism (Ghosh, Roughgarden & Sundararajan).
+r"""
+The optimal ε-DP count is the geometric mechanism
+=================================================
 
-Ghosh, Roughgarden and Sundararajan, "Universally utility-maximizing privacy mechanisms"
-(SIAM J. Comput. 2012), prove that for a count on ``{0, …, n}`` (neighbours: counts that differ
-by one) the range-restricted geometric mechanism ``G`` is *universally* optimal: for every
-prior ``p`` and every loss ``ℓ(x, y)`` non-decreasing in ``|x − y|``, the least expected loss
-of any ε-DP mechanism is that of ``G`` followed by the consumer's own optimal remap
-``T(z) = argmin_y Σ_x p_x G[x, z] ℓ(x, y)``:
+Ghosh, Roughgarden and Sundararajan, *Universally utility-maximizing privacy mechanisms* (SIAM
+J. Comput. 2012), prove that for a count on :math:`\{0, \dots, n\}` (neighbours: counts that
+differ by one) the range-restricted geometric mechanism G is *universally* optimal: for every
+prior p and every loss :math:`\ell(x, y)` non-decreasing in :math:`|x - y|`, the least expected
+loss of any ε-DP mechanism is that of G followed by the consumer's own optimal remap
+:math:`T(z) = \arg\min_y \sum_x p_x G[x, z]\, \ell(x, y)`:
 
-    ``d*(ε) = Σ_z min_y Σ_x p_x G[x, z] ℓ(x, y)``.
+.. math::
 
-``dpcap.optimal_mechanism`` solves the ε-DP linear program of Wang, Ying & Zhang (the tutorial
-of Ünsal & Önen, §5) directly, with a certified bracket ``lower ≤ d*(ε) ≤ upper``; it knows
-nothing of the geometric mechanism. Below, for three consumers (prior, loss), the closed form
-above (built from ``G``'s formula) must fall inside that bracket at every ε.
+   d^*(\varepsilon) = \sum_z \min_y \sum_x p_x\, G[x, z]\, \ell(x, y).
 
-Run it with ``python examples/optimal_mechanism_geometric.py``; the figure goes to
-``$DPCAP_EXAMPLES_OUT`` (default ``out/``).
+:func:`dpcap.optimal_mechanism` solves the ε-DP linear program of Wang, Ying & Zhang (the
+tutorial of Ünsal & Önen, §5) directly, with a certified bracket
+:math:`\mathrm{lower} \le d^*(\varepsilon) \le \mathrm{upper}`; it knows nothing of the geometric
+mechanism. Below, for three consumers (prior, loss), the closed form above (built from G's
+formula) must fall inside that bracket at every ε.
 """
-
-# %%
-from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import dpcap
 from dpcap.mechanisms import truncated_geometric
+
+OUT = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
+OUT.mkdir(parents=True, exist_ok=True)
 
 n = 8  # counts 0..8
 xs = np.arange(n + 1)
@@ -52,7 +55,12 @@ def geometric_loss(prior: np.ndarray, loss: np.ndarray, eps: float, remap: bool)
     return float(cost.min(axis=1).sum() if remap else np.trace(cost))
 
 
-# %% The LP optimum against the geometric mechanism, consumer by consumer
+# %%
+# The LP optimum against the geometric mechanism, consumer by consumer
+# --------------------------------------------------------------------
+#
+# The geometric mechanism with the remap lies in the certified bracket of the LP; without the
+# remap it does worse.
 curves = {}
 for name, (prior, loss) in consumers.items():
     print(f"{name}:")
@@ -78,35 +86,26 @@ small = curves["Binomial(8, ½) prior, (x−y)²"][eps_grid.index(0.25)]
 print(f"Binomial consumer at eps = 0.25: d* in [{small[1]:.12f}, {small[2]:.12f}], Var = 2")
 assert small[1] - 1e-12 <= 2.0 <= small[2] + 1e-12
 
-# %% The figure: d*(ε) from the LP (bracket as markers) on the geometric curves
-out = Path(os.environ.get("DPCAP_EXAMPLES_OUT", "out"))
-try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:  # the `plot` extra is optional
-    print("  (matplotlib not installed: no figure)")
-else:
-    out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    fine = np.linspace(0.05, max(eps_grid), 120)
-    for k, (name, (prior, loss)) in enumerate(consumers.items()):
-        color = f"C{k}"
-        geo = [geometric_loss(prior, loss, e, remap=True) for e in fine]
-        raw = [geometric_loss(prior, loss, e, remap=False) for e in fine]
-        ax.plot(fine, geo, color=color, lw=1.5, label=f"{name}: geometric + remap")
-        ax.plot(fine, raw, color=color, lw=1, ls=":")
-        c = curves[name]
-        ax.plot(c[:, 0], c[:, 2], "o", color=color, mfc="none", ms=6)
-    ax.plot([], [], "ko", mfc="none", label="optimal_mechanism (LP, certified)")
-    ax.plot([], [], "k:", label="geometric, no remap")
-    ax.set_yscale("log")
-    ax.set_xlabel("ε")
-    ax.set_ylabel("least expected loss d*(ε)")
-    ax.set_title(f"ε-DP counts on {{0..{n}}}: the LP optimum is the geometric mechanism")
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "optimal_mechanism_geometric.png", dpi=120)
-    print(f"  figure: {out / 'optimal_mechanism_geometric.png'}")
+# %%
+# The figure: d*(ε) from the LP (bracket as markers) on the geometric curves
+# --------------------------------------------------------------------------
+fig, ax = plt.subplots(figsize=(5.5, 4))
+fine = np.linspace(0.05, max(eps_grid), 120)
+for k, (name, (prior, loss)) in enumerate(consumers.items()):
+    color = f"C{k}"
+    geo = [geometric_loss(prior, loss, e, remap=True) for e in fine]
+    raw = [geometric_loss(prior, loss, e, remap=False) for e in fine]
+    ax.plot(fine, geo, color=color, lw=1.5, label=f"{name}: geometric + remap")
+    ax.plot(fine, raw, color=color, lw=1, ls=":")
+    c = curves[name]
+    ax.plot(c[:, 0], c[:, 2], "o", color=color, mfc="none", ms=6)
+ax.plot([], [], "ko", mfc="none", label="optimal_mechanism (LP, certified)")
+ax.plot([], [], "k:", label="geometric, no remap")
+ax.set_yscale("log")
+ax.set_xlabel("ε")
+ax.set_ylabel("least expected loss d*(ε)")
+ax.set_title(f"ε-DP counts on {{0..{n}}}: the LP optimum is the geometric mechanism")
+ax.title.set_fontsize(9)
+ax.legend(fontsize=7)
+fig.tight_layout()
+fig.savefig(OUT / "optimal_mechanism_geometric.png", dpi=120)
