@@ -1,13 +1,21 @@
 """Run every benchmark (``make bench``): timings and ratios against the peers, one process.
 
 Benchmarks are opt-in and never part of the test suite: machines are shared and noisy, so
-numbers are printed, not asserted.
+numbers are printed, not asserted. The output is also written to ``docs/speed/bench_latest.txt``
+with a header naming the machine: the speed page of the documentation includes that file, so
+its tables come from a run, never typed by hand.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import io
+import os
+import platform
 import sys
 from pathlib import Path
+from typing import TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -22,7 +30,36 @@ import bench_renyi
 import bench_sweep
 import bench_threads
 
-if __name__ == "__main__":
+
+class _Tee:
+    """A stream that writes to the terminal and keeps a copy."""
+
+    def __init__(self, terminal: TextIO, copy: io.StringIO) -> None:
+        self.terminal, self.copy = terminal, copy
+
+    def write(self, text: str) -> int:
+        self.terminal.write(text)
+        self.terminal.flush()
+        return self.copy.write(text)
+
+    def flush(self) -> None:
+        self.terminal.flush()
+
+
+def _header() -> str:
+    import numpy
+    import scipy
+
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"make bench, {when}\n"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()}; "
+        f"Python {platform.python_version()}, NumPy {numpy.__version__}, "
+        f"SciPy {scipy.__version__}\n\n"
+    )
+
+
+def main() -> None:
     bench_delta.main()
     print()
     bench_capacity.main()
@@ -35,3 +72,14 @@ if __name__ == "__main__":
     bench_threads.main()
     print()
     bench_sweep.main()
+
+
+if __name__ == "__main__":
+    target = Path(__file__).resolve().parents[2] / "docs" / "speed" / "bench_latest.txt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    copy = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, copy)):
+        print(_header(), end="")
+        main()
+    target.write_text(copy.getvalue())
+    print(f"\n(written to {target})")
