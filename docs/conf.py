@@ -27,7 +27,12 @@ extensions = [
     "sphinx_gallery.gen_gallery",
 ]
 
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.py", "sg_execution_times.rst"]
+exclude_patterns = [
+    "_build",
+    "**.ipynb_checkpoints",
+    "auto_examples/*.py",
+    "sg_execution_times.rst",
+]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
 

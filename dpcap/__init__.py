@@ -71,6 +71,7 @@ from dpcap.result import (  # noqa: E402
     RenyiProfile,
     SolverError,
     Status,
+    StructuredCapacityResult,
 )
 from dpcap.sweep import SweepInterrupted, load_sweep, sweep  # noqa: E402
 
@@ -98,6 +99,7 @@ __all__ = [
     "RenyiProfile",
     "SolverError",
     "Status",
+    "StructuredCapacityResult",
     "SweepInterrupted",
     "__version__",
     "alpha_leakage",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["PartialSums", "database_rows", "neighbor_totals", "slice_rows"]
+__all__ = ["PartialSums", "database_rows", "first_databases", "neighbor_totals", "slice_rows"]
 
 FloatArray = NDArray[np.float64]
 
@@ -53,6 +53,35 @@ class PartialSums:
             values.append(a)
             t -= int(s[a] - s.min())
         return tuple(reversed(values))
+
+    def witnesses(self, totals: NDArray[np.int64]) -> NDArray[np.int64]:
+        """:meth:`witness` of many reachable totals at once: row k holds the values of the
+        entries (in order) for ``totals[k]``, shape ``(len(totals), n_entries)``."""
+        t = np.asarray(totals, dtype=np.int64) - self.lowest
+        values = np.empty((t.size, len(self.scores)), dtype=np.int64)
+        for j in range(len(self.scores) - 1, -1, -1):
+            s = self.scores[j]
+            a = self.choices[j][t]
+            values[:, j] = a
+            t = t - (s[a] - s.min())
+        return values
+
+
+def first_databases(
+    scores: list[NDArray[np.int64]],
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Every reachable total (increasing) and its lexicographically first database.
+
+    Row k of the second array, shape ``(len(totals), n)``, is the database ``x`` with
+    ``Σ_i s_i(x_i) = totals[k]`` that comes first in C order (the smallest row
+    ``numpy.ravel_multi_index(x, shape)``). The programme runs over the entries in reverse, so
+    that :meth:`PartialSums.witness` walks them forward and gives each entry in turn the
+    smallest value with which the entries after it still reach the total.
+    """
+    backward = PartialSums(scores[::-1])
+    totals = backward.reachable()
+    first: NDArray[np.int64] = np.ascontiguousarray(backward.witnesses(totals)[:, ::-1])
+    return totals, first
 
 
 def neighbor_totals(

@@ -20,11 +20,14 @@ from numpy.typing import NDArray
 
 from dpcap import _certify
 from dpcap import _validation as check
+from dpcap import structured_capacity as structured
+from dpcap.channel import AdditiveMechanism
 from dpcap.result import (
     CapacitiesResult,
     CapacityResult,
     ChannelError,
     ParameterError,
+    ProblemTooLargeError,
     SolverError,
     Status,
 )
@@ -54,7 +57,10 @@ def capacity(
     ----------
     W : array_like, Channel or Mechanism, shape (n_inputs, n_outputs)
         Rows are inputs. For a database mechanism this is its free-lunch privacy
-        ``sup_{P_{X^n}} I(X^n; Y)`` (Cuff & Yu §6.2).
+        ``sup_{P_{X^n}} I(X^n; Y)`` (Cuff & Yu §6.2). An additive mechanism
+        (:meth:`~dpcap.Mechanism.additive`, e.g. a counting query) is solved on its reachable
+        totals, without enumerating its databases: its capacity is that of the noise rows of
+        the reachable totals (:mod:`dpcap.structured_capacity`).
     method : {"ba", "conic"}
         ``"ba"`` (default): exact reductions (zero and proportional columns, duplicate rows),
         then Blahut–Arimoto in the log domain with an active-set KKT–Newton polish and a
@@ -72,7 +78,11 @@ def capacity(
     Returns
     -------
     CapacityResult
-        ``value`` is ``upper`` (the conservative end); ``prior`` attains ``lower``.
+        ``value`` is ``upper`` (the conservative end); ``prior`` attains ``lower``. For an
+        additive mechanism, a :class:`~dpcap.structured_capacity.StructuredCapacityResult`:
+        the bracket of the reduced channel (bit for bit), and the attaining law on databases
+        (the optimal law of the total, each total's mass on its lexicographically first
+        database), dense while the mechanism's matrix would fit in memory.
 
     Warns
     -----
@@ -94,7 +104,23 @@ def capacity(
     True
     >>> res.upper - res.lower <= 1e-9, res.status.value
     (True, 'converged')
+
+    A noisy count of 40 people: ``2^40`` databases, solved on the 41 counts. The law on
+    databases has no dense form at this size; each count's mass is on its first database:
+
+    >>> from dpcap.mechanisms import counting_query, truncated_geometric
+    >>> res = capacity(counting_query(40, truncated_geometric(40, 0.5)))
+    >>> res.status.value, res.totals.tolist() == list(range(41)), res.prior.shape
+    ('converged', True, (0,))
+    >>> res.databases[2].tolist() == [0] * 38 + [1, 1]
+    True
     """
+    if isinstance(W, AdditiveMechanism):
+        reduced = structured.reduce_mechanism(W)
+        inner = capacity(
+            reduced.rows, method=method, solver=solver, tol=tol, max_iter=max_iter, unit=unit
+        )
+        return structured.lift(inner, reduced)
     matrix = check.stochastic_matrix(W, "W")
     tolerance = check.tolerance(tol)
     budget = check.max_iter(max_iter)
@@ -154,12 +180,34 @@ def capacity(
     )
 
 
-def _channels(Ws: Any) -> list[FloatArray]:
-    """Validate a list of channels, naming the element at fault (``Ws[i]``)."""
+def _channels(Ws: Any) -> tuple[list[FloatArray], list[structured.Reduced | None]]:
+    """Validate a list of channels, naming the element at fault (``Ws[i]``).
+
+    An additive mechanism is replaced by its reduced channel (the noise rows of its reachable
+    totals, as :func:`capacity` solves it), returned beside it to lift the prior back; one whose
+    databases are too many for the dense prior of a batch is refused.
+    """
     if isinstance(Ws, Sequence) or (isinstance(Ws, np.ndarray) and Ws.dtype == object):
         if len(Ws) == 0:
             raise ChannelError("Ws must hold at least one channel, got an empty list")
-        return [check.stochastic_matrix(W, f"Ws[{i}]") for i, W in enumerate(Ws)]
+        mats: list[FloatArray] = []
+        lifts: list[structured.Reduced | None] = []
+        for i, W in enumerate(Ws):
+            if not isinstance(W, AdditiveMechanism):
+                mats.append(check.stochastic_matrix(W, f"Ws[{i}]"))
+                lifts.append(None)
+                continue
+            if not structured.dense_fits(W):
+                raise ProblemTooLargeError(
+                    f"Ws[{i}] is an additive mechanism on {W.n_inputs} databases x "
+                    f"{W.n_outputs} outputs, above dpcap's limit of {check.MAX_DENSE_ELEMENTS} "
+                    "entries, so a batch cannot hold its prior as a dense row; "
+                    f"dpcap.capacity(Ws[{i}]) solves it on its reachable totals"
+                )
+            reduced = structured.reduce_mechanism(W)
+            mats.append(check.stochastic_matrix(reduced.rows, f"Ws[{i}]"))
+            lifts.append(reduced)
+        return mats, lifts
     raise ChannelError(
         f"Ws must be a (B, n_inputs, n_outputs) array or a list of channels, got {check.show(Ws)}"
     )
@@ -184,7 +232,10 @@ def capacities(
         on the channel as given. Element ``i`` is then :func:`capacity` of ``Ws[i]`` with the
         same ``tol`` and ``max_iter``, bit for bit: value, bracket, prior, output, status and
         iterations (the engine treats the elements of a batch independently, and the
-        certificate is evaluated channel by channel).
+        certificate is evaluated channel by channel). An additive mechanism is solved on its
+        reachable totals, as :func:`capacity` solves it, and its prior is the dense law on its
+        databases (``shapes[i]`` counts the databases); one whose dense matrix would exceed
+        dpcap's memory limit is refused (:func:`capacity` returns its law in structured form).
 
         A 3-D array is one vectorised batch as it stands: no per-channel reductions, and one
         certificate evaluation for the whole stack. It is the fast path for many small channels
@@ -203,6 +254,11 @@ def capacities(
         is ``result[i]``. ``prior`` and ``output`` are padded with NaN beyond each element's
         own size. Each element leaves the vectorised working set as soon as its own bracket
         closes.
+
+    Raises
+    ------
+    ProblemTooLargeError
+        For an additive mechanism whose dense matrix would exceed dpcap's memory limit.
 
     Warns
     -----
@@ -223,9 +279,9 @@ def capacities(
         stack = check.stochastic_stack(Ws, "Ws")
         tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
         return _stack_capacities(stack, tolerance, budget, divisor, unit)
-    mats = _channels(Ws)
+    mats, lifts = _channels(Ws)
     tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
-    return _list_capacities(mats, tolerance, budget, divisor, unit)
+    return _list_capacities(mats, tolerance, budget, divisor, unit, lifts)
 
 
 def _batch_options(tol: float, max_iter: int | None, unit: str) -> tuple[float, int, float]:
@@ -234,7 +290,12 @@ def _batch_options(tol: float, max_iter: int | None, unit: str) -> tuple[float, 
 
 
 def _list_capacities(
-    mats: list[FloatArray], tolerance: float, budget: int, divisor: float, unit: str
+    mats: list[FloatArray],
+    tolerance: float,
+    budget: int,
+    divisor: float,
+    unit: str,
+    lifts: list[structured.Reduced | None] | None = None,
 ) -> CapacitiesResult:
     """:func:`capacities` of validated channels: :func:`capacity`'s steps, batched by shape.
 
@@ -244,8 +305,16 @@ def _list_capacities(
     :func:`capacity` solves it. The others are grouped by shape and solved in stacks of at most
     ``blahut.BLOCK_ELEMENTS`` entries (the engine's own parts): the extra memory is one such
     stack, and a channel larger than that is solved alone, as a view, without a copy.
+
+    ``lifts[i]``, when given, says that ``mats[i]`` is the reduced channel of an additive
+    mechanism: it is solved and certified as it stands, and its prior is lifted to the law on
+    the mechanism's databases (:func:`dpcap.structured_capacity.database_law`).
     """
-    shapes = tuple((int(m.shape[0]), int(m.shape[1])) for m in mats)
+    lifts = [None] * len(mats) if lifts is None else lifts
+    shapes = tuple(
+        (int(m.shape[0]) if r is None else r.mechanism.n_inputs, int(m.shape[1]))
+        for m, r in zip(mats, lifts, strict=True)
+    )
     B = len(mats)
     reductions = _reductions(mats)
     groups: dict[tuple[int, ...], list[int]] = {}
@@ -274,9 +343,9 @@ def _list_capacities(
         # one (C-ordered) shape: the certificate of a row does not depend on the rows beside it
         backs = [reductions[i].prior_back(solution.prior[j]) for j, i in enumerate(chunk)]
         ups = [reductions[i].prior_back(solution.upper_prior[j]) for j, i in enumerate(chunk)]
-        together: dict[tuple[int, int], list[int]] = {}
+        together: dict[tuple[int, ...], list[int]] = {}
         for j, i in enumerate(chunk):
-            key = shapes[i] if mats[i].flags.c_contiguous else (-1 - j, 0)
+            key = mats[i].shape if mats[i].flags.c_contiguous else (-1 - j, 0)
             together.setdefault(key, []).append(j)
         for members in together.values():
             originals = (
@@ -293,7 +362,10 @@ def _list_capacities(
                 i = chunk[j]
                 lower[i], upper[i] = lo[k], up[k]
                 rows, cols = shapes[i]
-                prior[i, :rows] = backs[j]
+                lifted = lifts[i]
+                prior[i, :rows] = (
+                    backs[j] if lifted is None else structured.database_law(lifted, backs[j])
+                )
                 output[i, :cols] = backs[j] @ mats[i]
     return _result(
         lower, upper, prior, output, iterations, tolerance, budget, divisor, unit, shapes, True

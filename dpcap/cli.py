@@ -1,46 +1,98 @@
-"""Command line: ``dpcap audit`` a mechanism stored in a file, ``dpcap demo`` the default one,
-``dpcap sweep`` a grid of mechanisms described in a TOML file.
+"""The ``dpcap`` command: dpcap's queries on a mechanism, a distortion or a joint law in a file.
 
-Examples
---------
-``python -m dpcap demo``
-    Audits a counting query on 8 binary entries released through truncated geometric noise.
-``python -m dpcap audit W.npy --shape 2,2,2 --eps 0,0.5,1 --unit bits``
-    Audits a mechanism matrix from a ``.npy``, ``.csv`` or whitespace-separated text file.
-``python -m dpcap audit G.csv --neighbors line``
-    A matrix in a file carries no neighbour relation: without ``--neighbors`` its rows are
-    databases under ``"hamming"`` (every pair of rows, for one entry), so a noise channel on a
-    line of values (a truncated geometric) needs ``--neighbors line`` to report its ε.
-``python -m dpcap sweep examples/sweep_spec.toml --store sweep.parquet --csv sweep.csv``
-    Evaluates the spec's queries at every grid point of a family of mechanisms (the file's
-    format: ``dpcap sweep --help``); after Ctrl-C the same command resumes from the store.
+``dpcap SUBCOMMAND FILE [options]`` reads the file, calls the library function of the same
+name (the options are its arguments: ``--tol``, ``--max-iter``, ``--alpha``, ``--eps``,
+``--D``, ``--R``, ``--shape``, ``--neighbors``, ``--prior``, ...) and prints the result as a
+table with units, or as JSON with ``--json``. ``dpcap --help`` lists the subcommands and
+``dpcap SUBCOMMAND --help`` their options; ``dpcap --version`` prints the version.
+
+.. rubric:: Subcommands
+
+``dpcap audit W.csv --eps 0,0.5,1 --unit bits``
+    Every DP metric of a mechanism: pure ε, δ(ε), total variation, KL-DP, maximal leakage,
+    capacity and MI-DP (:func:`audit`). A matrix in a file carries no neighbour relation:
+    without ``--neighbors`` its rows are databases under ``"hamming"`` (every pair of rows,
+    for one entry), so a noise channel on a line of values (a truncated geometric) needs
+    ``--neighbors line`` to report its ε.
+``dpcap capacity bsc.csv --unit bits``
+    The certified Shannon capacity and an optimal prior (:func:`dpcap.capacity`).
+``dpcap midp xor.csv --shape 2,2``
+    The MI-DP level of Cuff and Yu with its witness and the level of each entry
+    (:func:`dpcap.midp`; with ``--alpha`` the Rényi MI-DP, :func:`dpcap.renyi_midp`).
+``dpcap renyi bsc.csv --alpha 0.5,2,inf --plot profile.png``
+    Rényi capacities ``C_α``, the diameter and the Rényi DP level over the orders
+    (:func:`dpcap.renyi_profile`, :func:`dpcap.renyi_dp`).
+``dpcap delta rr.csv geometric.csv --neighbors line --plot delta.png``
+    The privacy profile ``ε ↦ δ(ε)`` of one or several mechanisms
+    (:func:`dpcap.dp_delta_curve`).
+``dpcap rd hamming.csv --prior 0.3,0.7 --plot rd.png``
+    Mir's risk–distortion curve ``R(D)`` with its exponential mechanisms
+    (:func:`dpcap.rate_distortion_curve`, or :func:`dpcap.rate_distortion` at each ``--D``).
+``dpcap pd hamming4.csv --shape 2,2 --D 0.1,0.5,0.9``
+    Wang, Ying and Zhang's privacy–distortion function ``ε*(D)``
+    (:func:`dpcap.privacy_distortion_curve`).
+``dpcap funnel dsbs.csv --unit bits --plot region.png``
+    The privacy funnel and the information bottleneck of a joint law ``P(S, X)``, or of a
+    channel ``P(X | S)`` with ``--prior`` (:func:`dpcap.privacy_funnel_curve`,
+    :func:`dpcap.information_bottleneck_curve`).
+``dpcap sweep examples/sweep_spec.toml --store sweep.parquet --csv sweep.csv``
+    The spec's queries at every grid point of a family of mechanisms (the file's format:
+    ``dpcap sweep --help``); after Ctrl-C the same command resumes from the store.
+``dpcap demo --n 40``
+    Audits a count of ``n`` binary entries released through truncated geometric noise,
+    given by its structure: the ``2^n`` databases are never enumerated.
+
+.. rubric:: Input files
+
+One reader serves every subcommand. ``.npy``: a NumPy array. ``.json``: a list of rows, or an
+object with the matrix under ``"matrix"`` (or ``"W"``, ``"distortion"``, ``"joint"``) and
+optional keys ``"shape"`` (domain sizes), ``"prior"``, ``"neighbors"`` (``"hamming"``,
+``"line"``, ``"all"`` or a list of row-index pairs) and ``"name"``, for example
+``{"matrix": [[0.75, 0.25], [0.25, 0.75]], "neighbors": "all", "name": "RR"}``. Any other
+suffix is a text table: cells separated by tabs, semicolons, commas or spaces (detected), a
+header row skipped, ``#`` comments ignored, a decimal comma read with ``;`` or tab separators.
+Options on the command line win over the keys of the file.
+
+.. rubric:: Output, units and errors
+
+Information (capacities, MI-DP, R(D), PF and IB, KL and Rényi DP, leakages) is in nats, or in
+bits with ``--unit bits``; ε is a bound on a natural-log likelihood ratio and stays in nats,
+δ has no unit. ``--json`` prints the library's result (``to_dict()``) under ``"result"`` (for
+``funnel`` under ``"privacy_funnel"`` and ``"information_bottleneck"``; ``delta`` prints one
+entry per mechanism, ``audit`` and ``demo`` the dictionary of :func:`audit`), with ∞ written
+``Infinity`` as Python's :mod:`json` does. ``--plot FILE.png`` writes the curve of
+``renyi``, ``delta``, ``rd``, ``pd``, ``funnel``, ``audit`` and ``demo`` with
+:mod:`dpcap.plots` (the format follows the suffix; matplotlib is needed). A bad option, file
+or value is reported on one line naming the option (or the file) and the value, with exit
+status 2; a result whose bracket did not close is printed with a warning.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dpcap import _cli_sweep
+from dpcap import _cli_io as io
+from dpcap import _cli_queries, _cli_sweep, _cli_tradeoffs
 from dpcap import _validation as check
 from dpcap.capacity import capacity
 from dpcap.channel import Mechanism, as_mechanism
+from dpcap.errors import DpcapError
 from dpcap.mechanisms import counting_query, truncated_geometric
 from dpcap.midp import midp
 from dpcap.neighbors import NEIGHBOR_NAMES, Neighbors, describe
 from dpcap.privacy import dp_delta_curve, dp_epsilon, kl_dp, max_leakage, tv_dp
-from dpcap.result import DpcapError
 
-__all__ = ["audit", "main"]
+__all__ = ["audit", "demo_mechanism", "format_audit", "main"]
 
-DEFAULT_EPS = (0.0, 0.25, 0.5, 1.0, 2.0)
+DEFAULT_EPS = io.DEFAULT_EPS
 
 
 def audit(
@@ -102,11 +154,11 @@ def format_audit(report: dict[str, Any], title: str) -> str:
         relation = f"{len(relation)} explicit pairs"
     lines = [
         title,
-        f"  domain shape {tuple(report['shape'])}, {report['outputs']} outputs, "
+        f"  domain shape {io.shape_text(report['shape'])}, {report['outputs']} outputs, "
         f"neighbours: {relation}",
         f"  pure DP          eps = {eps:.6g} nats"
         + ("  (no finite eps)" if math.isinf(eps) else ""),
-        "  approximate DP   delta(eps), the smallest delta for (eps, delta)-DP:",
+        "  approximate DP   delta(eps), the smallest delta for (eps, delta)-DP (eps in nats):",
     ]
     lines += [f"      eps = {e:<6.3g} delta = {d:.6g}" for e, d in report["delta"]]
     lines += [
@@ -118,10 +170,16 @@ def format_audit(report: dict[str, Any], title: str) -> str:
         f"  MI-DP            {_bracket(report['midp'])} {unit}  "
         "(Cuff-Yu: max_i sup I(X_i; Y | X^-i))",
         f"      attained at entry {report['midp_entry']}, other entries = "
-        f"{tuple(report['midp_context'])}, prior on X_i = "
+        f"{_context(report['midp_context'])}, prior on X_i = "
         f"{np.round(report['midp_prior'], 6).tolist()}",
     ]
     return "\n".join(lines)
+
+
+def _context(values: list[int], limit: int = 12) -> str:
+    if len(values) <= limit:
+        return str(tuple(values))
+    return f"({', '.join(map(str, values[:limit]))}, ... {len(values) - limit} more)"
 
 
 def _bracket(pair: list[float]) -> str:
@@ -134,57 +192,52 @@ def demo_mechanism(n: int = 8, eps: float = 1.0) -> Mechanism:
     return counting_query(n, truncated_geometric(n, eps))
 
 
-def read_table(path: Path) -> np.ndarray:
-    """A matrix from a text file: comma, semicolon, tab or whitespace separated, an optional
-    header row (a first row that is not all numbers) skipped; errors name the file and line."""
-    lines = [ln.strip() for ln in path.read_text().splitlines()]
-    lines = [ln for ln in lines if ln and not ln.startswith("#")]
-    if not lines:
-        raise DpcapError(f"{path}: no numbers in the file")
-    sample = "\n".join(lines[:5])
-    delimiter = next((d for d in (",", ";", "\t") if d in sample), None)
-    rows = [ln.split(delimiter) for ln in lines]
-    if not _numeric(rows[0]):
-        rows = rows[1:]  # a header row
-    if not rows:
-        raise DpcapError(f"{path}: a header row and no numbers")
-    try:
-        values = [[float(cell) for cell in row if cell.strip()] for row in rows]
-    except ValueError as exc:
-        raise DpcapError(f"{path}: not a matrix of numbers ({exc})") from exc
-    widths = {len(row) for row in values}
-    if len(widths) != 1:
-        raise DpcapError(f"{path}: rows have different lengths {sorted(widths)}")
-    return np.array(values, dtype=np.float64)
+# --- audit and demo -----------------------------------------------------------------------
 
 
-def _numeric(cells: list[str]) -> bool:
-    try:
-        [float(cell) for cell in cells if cell.strip()]
-    except ValueError:
-        return False
-    return True
+def _run_audit(args: argparse.Namespace) -> str:
+    data = io.read_input(args.file)
+    mech = io.mechanism(data, args)
+    return _report(args, mech, f"dpcap audit: {data.label}", data.label)
 
 
-def _levels(text: str) -> list[float]:
-    """The ``--eps`` list; an error names the option and the value."""
-    try:
-        return [float(e) for e in text.split(",") if e.strip()]
-    except ValueError as exc:
-        raise DpcapError(f"--eps must be comma-separated numbers, got {text!r}") from exc
+def _run_demo(args: argparse.Namespace) -> str:
+    mech = demo_mechanism(args.n, args.eps)
+    title = (
+        f"dpcap demo: count of {args.n} binary entries + truncated geometric noise "
+        f"(eps = {args.eps:g})"
+    )
+    return _report(args, mech, title, f"count of {args.n} + geometric")
 
 
-def _load(path: Path, shape: str | None) -> Mechanism:
-    if not path.is_file():
-        raise DpcapError(f"no such file: {path}")
-    matrix = np.load(path, allow_pickle=False) if path.suffix == ".npy" else read_table(path)
-    if shape is None:
-        return as_mechanism(matrix)
-    try:
-        dims = tuple(int(s) for s in shape.split(","))
-    except ValueError as exc:
-        raise DpcapError(f"--shape must be comma-separated integers, got {shape!r}") from exc
-    return Mechanism(matrix, dims)
+def _report(args: argparse.Namespace, mech: Mechanism, title: str, label: str) -> str:
+    """Audit ``mech``, write ``--plot`` (its δ(ε) curve), return the text or JSON."""
+    levels = list(args.eps_grid or DEFAULT_EPS)
+    report = audit(mech, eps=levels, unit=args.unit)
+    if args.plot is not None:
+        from dpcap.plots import plot_privacy_profile
+
+        grid = levels if args.eps_grid else _cli_queries.plot_levels([report["dp_epsilon"]])
+        plot_privacy_profile(grid, {label: dp_delta_curve(mech, grid)}, path=args.plot)
+    if args.json:
+        return io.dump(report)
+    return format_audit(report, title) + ("" if args.plot is None else f"\n  figure: {args.plot}")
+
+
+# --- the parser ---------------------------------------------------------------------------
+
+EPILOG = """\
+examples:
+  dpcap audit W.csv --eps 0,0.5,1 --unit bits     every DP metric of a mechanism in a file
+  dpcap capacity bsc.npy --json                    one query, as JSON
+  dpcap renyi bsc.csv --alpha 0.5,2,inf --plot renyi.png
+  dpcap pd hamming4.csv --shape 2,2 --D 0.1,0.5
+  dpcap demo --n 40                                a structured mechanism (2^40 databases)
+
+input files: .npy; .csv/.tsv/.txt (delimiter and header row detected); .json, a list of rows
+or {"matrix": [[...], ...], "shape": [2, 2], "prior": [...], "neighbors": "hamming"}.
+Information is in nats (--unit bits converts it); eps always in nats. Errors exit with status 2.
+"""
 
 
 def _version() -> str:
@@ -195,57 +248,112 @@ def _version() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="dpcap", description="How much can a privacy mechanism leak? (nats unless --unit bits)"
+        prog="dpcap",
+        description="How much can a privacy mechanism leak? Certified capacities, MI-DP, Renyi "
+        "and (eps, delta) DP, distortion trade-offs and the privacy funnel of a finite "
+        "mechanism stored in a file.",
+        epilog=EPILOG,
+        formatter_class=io.Formatter,
     )
     parser.add_argument("--version", action="version", version=f"dpcap {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="audit the default mechanism (counting query + noise)")
-    demo.add_argument("--n", type=int, default=8, help="number of binary entries (default 8)")
-    demo.add_argument("--eps", type=float, default=1.0, help="noise level ε (default 1)")
-    demo.add_argument("--unit", choices=sorted(check.UNITS), default="nats")
-    audit_cmd = sub.add_parser("audit", help="audit a mechanism matrix stored in a file")
-    audit_cmd.add_argument("file", type=Path, help=".npy, .csv or whitespace-separated text")
-    audit_cmd.add_argument("--shape", help="database domain sizes, e.g. 2,2,2 (default: 1 entry)")
-    audit_cmd.add_argument(
-        "--neighbors",
-        choices=NEIGHBOR_NAMES,
-        help="neighbour relation (default: hamming, every pair of rows for one entry)",
+    sub = parser.add_subparsers(dest="command", required=True, title="subcommands")
+
+    cmd = sub.add_parser(
+        "audit",
+        help="every DP metric of a mechanism stored in a file",
+        description="Every DP metric of a mechanism: pure eps, delta(eps), total variation, "
+        "KL-DP, maximal leakage, capacity (free-lunch privacy) and MI-DP. Without "
+        "--neighbors a matrix is one entry whose every pair of rows are neighbours.",
+        epilog="examples:\n  dpcap audit W.csv --eps 0,0.5,1 --unit bits\n"
+        "  dpcap audit geometric.csv --neighbors line\n  dpcap audit M.json --shape 2,2,2 --json",
+        formatter_class=io.Formatter,
     )
-    audit_cmd.add_argument(
-        "--eps", default=",".join(str(e) for e in DEFAULT_EPS), help="ε grid for δ(ε)"
+    cmd.add_argument("file", type=Path, help=_cli_queries.INPUT_HELP)
+    cmd.add_argument(
+        "--shape", type=io.integers(1), metavar="M1,M2,..", help=_cli_queries.SHAPE_HELP
     )
-    audit_cmd.add_argument("--unit", choices=sorted(check.UNITS), default="nats")
-    audit_cmd.add_argument("--json", action="store_true", help="print JSON instead of text")
-    _cli_sweep.add_parser(sub)
+    cmd.add_argument("--neighbors", choices=NEIGHBOR_NAMES, help=_cli_queries.NEIGHBORS_HELP)
+    _eps_grid(cmd)
+    io.add_output(cmd, plot="the delta(eps) curve")
+    cmd.set_defaults(run=_run_audit)
+
+    _cli_queries.add_parsers(sub)
+    _cli_tradeoffs.add_parsers(sub)
+    sweep = _cli_sweep.add_parser(sub)
+    sweep.formatter_class = io.Formatter  # its description wrapped, its spec format kept
+    sweep.set_defaults(run=_cli_sweep.run)
+
+    cmd = sub.add_parser(
+        "demo",
+        help="audit a counting query with geometric noise (no file needed)",
+        description="Audit a count of n binary entries released through truncated geometric "
+        "noise of level eps, given by its structure (the 2^n databases are never enumerated).",
+        epilog="examples:\n  dpcap demo\n  dpcap demo --n 40 --eps 0.5 --unit bits",
+        formatter_class=io.Formatter,
+    )
+    cmd.add_argument(
+        "--n", type=io.integer(1), default=8, metavar="N", help="binary entries (default 8)"
+    )
+    cmd.add_argument(
+        "--eps", type=float, default=1.0, metavar="EPS", help="noise level, nats (default 1)"
+    )
+    _eps_grid(cmd, flag="--delta-eps")
+    io.add_output(cmd, plot="the delta(eps) curve")
+    cmd.set_defaults(run=_run_demo)
     return parser
 
 
+def _eps_grid(cmd: argparse.ArgumentParser, flag: str = "--eps") -> None:
+    cmd.add_argument(
+        flag,
+        dest="eps_grid",
+        type=io.numbers("levels eps (nats)", allow_inf=True),
+        metavar="E1,E2,..",
+        help="levels eps >= 0 (nats) of the delta(eps) table, e.g. 0,0.5,1 or 0:2:9 "
+        "(default 0,0.25,0.5,1,2)",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``dpcap`` command; returns the exit status."""
-    args = _parser().parse_args(argv)
+    """Entry point of the ``dpcap`` command; returns the exit status (2 for a bad input)."""
     try:
-        if args.command == "sweep":
-            return _cli_sweep.run(args)
-        if args.command == "demo":
-            mech = demo_mechanism(args.n, args.eps)
-            report = audit(mech, unit=args.unit)
-            title = (
-                f"dpcap demo: count of {args.n} binary entries + truncated geometric noise "
-                f"(eps = {args.eps})"
-            )
-            print(format_audit(report, title))
-            return 0
-        mech = _load(args.file, args.shape)
-        eps = _levels(args.eps)
-        report = audit(mech, neighbors=args.neighbors, eps=eps, unit=args.unit)
-        if args.json:
-            print(json.dumps(report, indent=2))
-        else:
-            print(format_audit(report, f"dpcap audit: {args.file}"))
-        return 0
-    except (DpcapError, ValueError, OSError) as exc:
-        print(f"dpcap: error: {exc}", file=sys.stderr)
-        return 2
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a bad option (argparse said why)
+        return stop.code if isinstance(stop.code, int) else 2
+    try:
+        if getattr(args, "plot", None) is not None:
+            io.check_plot(args.plot)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = args.run(args)
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            print(f"dpcap: warning: {message}", file=sys.stderr)
+    except io.UsageError as exc:
+        return _fail(str(exc))
+    except (DpcapError, ValueError, OSError, MemoryError) as exc:
+        return _fail(io.blame(exc, args, _source(args)))
+    except ImportError as exc:
+        return _fail(f"a module is missing: {exc}")
+    except KeyboardInterrupt:
+        print("dpcap: interrupted", file=sys.stderr)
+        return 130
+    if isinstance(out, int):  # dpcap sweep prints its own output
+        return out
+    print(out)
+    return 0
+
+
+def _source(args: argparse.Namespace) -> str:
+    """What an error that names no option is about: the input file(s), or the demo's size."""
+    if args.command == "demo":
+        return f"--n {args.n}"
+    files = getattr(args, "files", None) or [getattr(args, "file", None) or args.spec]
+    return ", ".join(str(f) for f in files)
+
+
+def _fail(message: str) -> int:
+    print(f"dpcap: error: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -303,12 +303,24 @@ def correlated_leakage(
     -----
     For independent entries MI-DP bounds it (Cuff & Yu, Corollary 1); for correlated entries it
     can exceed MI-DP by far (Example 3: all entries equal, ``I(X_i; Y) ≈ log 2``).
+
+    An additive mechanism (:meth:`~dpcap.Mechanism.additive`) is evaluated without enumerating
+    databases: with ``T_i = Σ_{j≠i} s_j(X_j)``, given ``X_i = a`` the output law is a mixture
+    of the noise rows of the totals ``s_i(a) + t``, ``t`` reachable by the other entries, and
+    every law of ``T_i`` given ``X_i`` is the image of a law of the other entries given ``X_i``
+    (one context per reachable ``t``): the candidate rows are its slices, one per reachable
+    total of the other entries. Entries with equal score vectors have equal slices, hence equal
+    values, and are solved once (the first of them is reported; ``iterations`` counts each
+    class once).
     """
     mech = as_mechanism(M)
     tolerance = check.tolerance(tol)
     budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
-    entries = range(mech.n_entries) if entry is None else [mech._entry(entry)]
+    if entry is None:  # entries known to have equal slices are solved once (the first)
+        entries = [members[0] for members in mech.entry_classes()]
+    else:
+        entries = [mech._entry(entry)]
     best: tuple[float, float, int, tuple[tuple[int, ...], ...], FloatArray] | None = None
     iterations, upper_all = 0, 0.0
     for i in entries:

@@ -439,6 +439,10 @@ def max_leakage(W: Any, /, *, unit: str = "nats") -> float:
     It equals the Sibson capacity of order ∞ and the min-entropy leakage at the uniform prior,
     its maximum over priors (Hsu et al., survey, §III-A; Ünsal & Önen §4.2–4.3).
 
+    A maximum over rows does not see repeated rows: for an additive mechanism
+    (:meth:`~dpcap.Mechanism.additive`) it is evaluated on the noise rows of the reachable
+    totals, which are its distinct rows, without enumerating databases.
+
     Examples
     --------
     >>> import math
@@ -448,7 +452,8 @@ def max_leakage(W: Any, /, *, unit: str = "nats") -> float:
     ...              math.log(k * math.exp(eps) / (math.exp(eps) + k - 1)))
     True
     """
-    matrix = check.stochastic_matrix(W, "W")
+    rows = W.reachable_rows() if isinstance(W, AdditiveMechanism) else W
+    matrix = check.stochastic_matrix(rows, "W")
     return math.log(float(np.sum(np.max(matrix, axis=0)))) / check.unit_divisor(unit)
 
 

@@ -21,7 +21,9 @@ from numpy.typing import NDArray
 
 from dpcap import _certify
 from dpcap import _validation as check
+from dpcap import structured_capacity as structured
 from dpcap.capacity import capacity
+from dpcap.channel import AdditiveMechanism
 from dpcap.measures import mutual_information, renyi_mi
 from dpcap.result import CapacityResult, ParameterError, RenyiProfile, SolverError, Status
 from dpcap.solvers import blahut, pairwise, reduce, renyi, renyi_zero
@@ -143,7 +145,11 @@ def renyi_capacity(
 
     Parameters
     ----------
-    W : array_like or Channel, shape (n_inputs, n_outputs)
+    W : array_like, Channel or Mechanism, shape (n_inputs, n_outputs)
+        An additive mechanism (:meth:`~dpcap.Mechanism.additive`) is solved on the noise rows
+        of its reachable totals, without enumerating its databases: every kind has the same
+        supremum there, and the attaining law is placed on one database per total
+        (:mod:`dpcap.structured_capacity`).
     alpha : float in [0, ∞]
         α = 1 is Shannon capacity; α = ∞ the maximal leakage ``log Σ_y max_x W_xy``; α = 0
         ``−log min_p max_y P_X(supp W_{·y})``. Orders near 1 are evaluated stably.
@@ -176,7 +182,9 @@ def renyi_capacity(
     CapacityResult
         ``value = upper``; ``prior`` is the optimal prior of the requested ``kind``. For
         0 < α < ∞ the upper end never exceeds ``C_∞ = log Σ_y max_x W_xy ≤ log min(|X|, |Y|)``
-        (rounded up), a bound of its own since ``C_α`` is non-decreasing in α.
+        (rounded up), a bound of its own since ``C_α`` is non-decreasing in α. For an additive
+        mechanism, a :class:`~dpcap.structured_capacity.StructuredCapacityResult` (the result
+        of the reduced channel, its prior lifted to the databases).
 
     Examples
     --------
@@ -190,6 +198,19 @@ def renyi_capacity(
     >>> math.isclose(renyi_capacity(W, math.inf).value, math.log(1.5))
     True
     """
+    if isinstance(W, AdditiveMechanism):
+        reduced = structured.reduce_mechanism(W)
+        inner = renyi_capacity(
+            reduced.rows,
+            alpha,
+            kind=kind,
+            tol=tol,
+            method=method,
+            solver=solver,
+            max_iter=max_iter,
+            unit=unit,
+        )
+        return structured.lift(inner, reduced)
     a = check.order(alpha)
     matrix = check.stochastic_matrix(W, "W")
     tolerance = check.tolerance(tol)

@@ -57,6 +57,7 @@ __all__ = [
     "RenyiProfile",
     "SolverError",
     "Status",
+    "StructuredCapacityResult",
 ]
 
 
@@ -236,6 +237,45 @@ class CapacityResult(_Result):
             f"CapacityResult(value={_fmt(self.value)} {self.unit}, "
             f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], status={self.status.value}, "
             f"iterations={self.iterations}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class StructuredCapacityResult(CapacityResult):
+    """A :class:`CapacityResult` of an additive mechanism, solved on its totals.
+
+    The bracket, ``status``, ``iterations``, ``method`` and ``output`` are those of the reduced
+    channel (the noise rows of the reachable totals), which has the same capacity (see
+    :mod:`dpcap.structured_capacity`). The attaining law on databases puts mass
+    ``total_prior[k]`` on the database ``databases[k]``, the lexicographically first one whose
+    total is ``totals[k]``.
+
+    Attributes
+    ----------
+    prior : ndarray, shape (n_inputs,) or (0,)
+        That law as a dense vector over the databases in C order when the mechanism's dense
+        matrix is within dpcap's memory limit (``n_inputs × n_outputs ≤ 2^27``, when
+        ``prior @ M.matrix`` can be formed); otherwise empty (shape ``(0,)``): a law on, say,
+        ``2^40`` databases has no dense form, and ``totals``, ``total_prior`` and
+        ``databases`` hold it.
+    totals : ndarray of int64, shape (k,)
+        The reachable totals ``Σ_i s_i(x_i)``, increasing.
+    total_prior : ndarray, shape (k,)
+        The attaining law of the total (the reduced channel's optimal prior).
+    databases : ndarray of int64, shape (k, n_entries)
+        ``databases[j]`` is the lexicographically first database with total ``totals[j]``.
+    """
+
+    totals: NDArray[np.int64]
+    total_prior: NDArray[np.float64]
+    databases: NDArray[np.int64]
+
+    def __repr__(self) -> str:
+        return (
+            f"StructuredCapacityResult(value={self.value:.12g} {self.unit}, "
+            f"bracket=[{self.lower:.12g}, {self.upper:.12g}], status={self.status.value}, "
+            f"iterations={self.iterations}, method={self.method!r}, "
+            f"totals={len(self.totals)})"
         )
 
 

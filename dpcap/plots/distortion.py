@@ -103,10 +103,12 @@ def plot_rate_distortion(
     -----
     Mir's Figure 1 draws the lines of slope ``−ε`` against the convex curve
     (``docs/mathematics.rst`` §5): the one tangent at a point is the optimal trade-off for that
-    ε, and the point's mechanism is the exponential mechanism with parameter ``ε = s``. The
+    ε, and the point's mechanism is the exponential mechanism ``W(y|x) ∝ q(y) e^{−s d(x, y)}``
+    with Mir's parameter ``ε = s`` (Thm 3) — not its DP level, which is at most ``2 s Δd``
+    (Thm 4; the ``dp_level`` of each point). The
     shaded band is the certified bracket ``lower ≤ R ≤ upper`` (usually thinner than the line).
     The slopes are in nats per unit distortion; in bits the tangents are drawn with slope
-    ``−s / log 2`` (the labels keep ``s`` in nats, the ε of the mechanism). The distortion is
+    ``−s / log 2`` (the labels keep ``s`` in nats per unit distortion). The distortion is
     in the unit of the distortion matrix. Drawn again on the same axes, a curve takes the next
     colour and the limits grow to hold every curve.
 
@@ -306,7 +308,7 @@ def _tangents(
             color=COLORS["tangent"],
             lw=1,
             ls="--",
-            label=r"tangent of slope $-s$ ($s = \varepsilon$ of the mechanism, nats)"
+            label=r"tangent of slope $-s$ (exponential mechanism $\propto e^{-s\,d}$)"
             if n == 0 and legend
             else "_nolegend_",
             gid="tangent",
