@@ -375,7 +375,13 @@ def _read_json(path: Path) -> Data:
         raise UsageError(f'{path}: "name" must be a string, got {check.show(name)}')
     neighbors = content.get("neighbors")
     if neighbors is not None and not isinstance(neighbors, str):
-        neighbors = check.real_array(neighbors, f'{path}: "neighbors"').astype(np.int64)
+        pairs = check.real_array(neighbors, f'{path}: "neighbors"')
+        if not np.all(np.isfinite(pairs)) or np.any(pairs != np.round(pairs)) or np.any(pairs < 0):
+            raise UsageError(
+                f'{path}: "neighbors" must be a relation name or pairs of row indices '
+                f"(integers >= 0), got {check.show(neighbors)}"
+            )
+        neighbors = pairs.astype(np.int64)
     matrix = check.real_array(content[key], f'{path}: "{key}"')
     return Data(path, matrix, key, shape, prior, neighbors, name)
 
@@ -384,7 +390,10 @@ def read_prior(text: str, size: int) -> FloatArray:
     """``--prior``: comma-separated probabilities, or a file holding one row or one column."""
     path = Path(text)
     if path.suffix.lower() in (".npy", ".json", ".csv", ".tsv", ".txt") or path.is_file():
-        data = read_input(path)
+        try:
+            data = read_input(path)
+        except UsageError as exc:
+            raise UsageError(f"--prior {text!r}: {exc}") from exc
         values = data.prior if data.prior is not None else data.matrix
         if values.ndim == 2 and 1 in values.shape:
             values = values.ravel()
@@ -458,7 +467,7 @@ def fmt(x: Any, digits: int = 9) -> str:
     value = float(x)
     if math.isnan(value):
         return "nan"
-    return f"{value:.{digits}g}"
+    return f"{value + 0.0:.{digits}g}"  # + 0.0: −0.0 prints as 0
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: int = 2) -> str:

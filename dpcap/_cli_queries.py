@@ -133,6 +133,8 @@ def add_parsers(sub: Any) -> None:
 def run_capacity(args: argparse.Namespace) -> str:
     """``dpcap capacity``: the text or JSON to print."""
     data = io.read_input(args.file)
+    if data.shape is not None:  # the file's domain is checked against its rows
+        io.check_shape(data.shape, data.matrix.shape[0], data, args)
     res = capacity(data.matrix, **io.given(args, "method", "solver", "tol", "max_iter", "unit"))
     if args.json:
         return io.dump({"command": "capacity", "input": str(args.file), "result": res.to_dict()})
@@ -205,7 +207,9 @@ def run_renyi(args: argparse.Namespace) -> str:
     options = io.given(args, "tol", "max_iter", "unit")
     orders = list(args.alpha or DEFAULT_ALPHAS)
     profile = renyi_profile(data.matrix, orders, **options)
-    levels = [renyi_dp(mech, a, unit=args.unit) for a in orders]
+    # Renyi DP is a privacy level, (alpha, eps)-RDP with eps a log-likelihood bound: in nats,
+    # like eps itself, whatever --unit says (at alpha = inf it is the eps-DP level).
+    levels = [renyi_dp(mech, a) for a in orders]
     if args.plot is not None:
         from dpcap.plots import DEFAULT_ALPHAS as PLOT_ALPHAS
         from dpcap.plots import plot_renyi_profile
@@ -221,6 +225,7 @@ def run_renyi(args: argparse.Namespace) -> str:
                 "neighbors": relation,
                 "result": profile.to_dict(),
                 "renyi_dp": levels,
+                "renyi_dp_unit": "nats",
             }
         )
     unit = profile.unit
@@ -241,15 +246,16 @@ def run_renyi(args: argparse.Namespace) -> str:
                     f"C_alpha [{unit}]",
                     "gap",
                     f"diameter [{unit}]",
-                    f"Renyi DP [{unit}]",
+                    "Renyi DP [nats]",
                     "status",
                 ],
                 rows,
             ),
             "  C_alpha: Sibson's Renyi capacity (radius), certified; diameter: max over all "
             "pairs of rows of",
-            "  D_alpha(W_x || W_x'); Renyi DP: the max over neighbours. alpha = inf: maximal "
-            f"leakage and eps-DP level{_saved(args)}",
+            "  D_alpha(W_x || W_x'); Renyi DP: the max over neighbours, in nats like eps. "
+            "alpha = inf:",
+            f"  C_alpha is the maximal leakage, Renyi DP the eps-DP level{_saved(args)}",
         ]
     )
 

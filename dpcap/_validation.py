@@ -366,14 +366,19 @@ def domain_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
     return tuple(int(s) for s in dims)
 
 
-def dense_size(rows: int, cols: int, what: str) -> None:
-    """Refuse to materialise a ``rows × cols`` float64 matrix above :data:`MAX_DENSE_ELEMENTS`."""
+def dense_size(rows: int, cols: int, what: str, hint: str | None = None) -> None:
+    """Refuse to materialise a ``rows × cols`` float64 matrix above :data:`MAX_DENSE_ELEMENTS`;
+    ``hint`` replaces the default advice (describe the mechanism by its structure)."""
     size = rows * cols
     if size > MAX_DENSE_ELEMENTS:
         gib = f"{size * 8 / 2**30:.1f} GiB" if size < 2**70 else "far beyond any memory"
         shown = str(rows) if rows < 10**15 else f"~10^{math.log10(rows):.1f}"
         raise ProblemTooLargeError(
             f"{what} would be a dense {shown} x {cols} matrix ({gib}), above dpcap's "
-            f"limit of {MAX_DENSE_ELEMENTS} entries; describe the mechanism by its structure "
-            "(a query followed by a noise channel) instead of enumerating every database"
+            f"limit of {MAX_DENSE_ELEMENTS} entries; "
+            + (
+                hint
+                or "describe the mechanism by its structure (a query followed by a noise "
+                "channel) instead of enumerating every database"
+            )
         )

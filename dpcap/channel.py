@@ -557,7 +557,13 @@ class AdditiveMechanism(Mechanism):
 
     def _rows(self) -> IntArray:
         """The noise row of every database, in C order (under dpcap's memory limit)."""
-        check.dense_size(self.n_inputs, self.n_outputs, f"this additive mechanism {self._shape}")
+        check.dense_size(
+            self.n_inputs,
+            self.n_outputs,
+            f"this additive mechanism {self._shape}",
+            hint="this query needs every database's row; capacity, renyi_capacity, "
+            "max_leakage, midp, correlated_leakage and the DP metrics work on the structure",
+        )
         return database_rows(list(self._scores), self._lowest)
 
     def tensor(self) -> NDArray[np.float64]:

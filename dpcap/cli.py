@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -84,7 +85,7 @@ from dpcap import _cli_queries, _cli_sweep, _cli_tradeoffs
 from dpcap import _validation as check
 from dpcap.capacity import capacity
 from dpcap.channel import Mechanism, as_mechanism
-from dpcap.errors import DpcapError
+from dpcap.errors import ConvergenceWarning, DpcapError
 from dpcap.mechanisms import counting_query, truncated_geometric
 from dpcap.midp import midp
 from dpcap.neighbors import NEIGHBOR_NAMES, Neighbors, describe
@@ -324,9 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "plot", None) is not None:
             io.check_plot(args.plot)
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+            warnings.simplefilter("always", ConvergenceWarning)  # dpcap's own: echoed once
             out = args.run(args)
-        for message in dict.fromkeys(str(w.message) for w in caught):
+        ours = (w for w in caught if issubclass(w.category, ConvergenceWarning))
+        for message in dict.fromkeys(str(w.message) for w in ours):
             print(f"dpcap: warning: {message}", file=sys.stderr)
     except io.UsageError as exc:
         return _fail(str(exc))
@@ -339,7 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     if isinstance(out, int):  # dpcap sweep prints its own output
         return out
-    print(out)
+    try:
+        print(out)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `dpcap ... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -147,8 +147,9 @@ def renyi_capacity(
     ----------
     W : array_like, Channel or Mechanism, shape (n_inputs, n_outputs)
         An additive mechanism (:meth:`~dpcap.Mechanism.additive`) is solved on the noise rows
-        of its reachable totals, without enumerating its databases: every kind has the same
-        supremum there, and the attaining law is placed on one database per total
+        of its reachable totals, without enumerating its databases: each kind's supremum over
+        databases equals its supremum over totals, and the attaining law is placed on one
+        database per total
         (:mod:`dpcap.structured_capacity`).
     alpha : float in [0, ∞]
         α = 1 is Shannon capacity; α = ∞ the maximal leakage ``log Σ_y max_x W_xy``; α = 0

@@ -109,8 +109,12 @@ class _Result:
 
     @property
     def gap(self) -> Any:
-        """``upper − lower`` (in ``unit``; an array for curves and batches)."""
-        return self.upper - self.lower
+        """``upper − lower`` (in ``unit``; an array for curves and batches); 0 where both ends
+        are the same infinity (ε*(D) = ∞ proven)."""
+        with np.errstate(invalid="ignore"):
+            width = np.subtract(self.upper, self.lower)
+        width = np.where(np.asarray(self.upper) == np.asarray(self.lower), 0.0, width)
+        return float(width) if width.ndim == 0 else width
 
     def __float__(self) -> float:
         return float(self.value)
@@ -206,7 +210,8 @@ class CapacityResult(_Result):
         The certificate: ``lower = I(prior, W) ≤ C ≤ upper = max_x D(W_x ‖ p'W)`` for a prior
         ``p'`` found by the engine. ``upper − lower ≤ tol`` when ``status`` is converged.
     prior : ndarray, shape (n_inputs,)
-        An input law attaining ``lower``.
+        An input law attaining ``lower`` (for an additive mechanism of more than 2^20
+        databases, empty: :class:`StructuredCapacityResult` holds the law in sparse form).
     output : ndarray, shape (n_outputs,)
         Its output law ``prior @ W``.
     status : Status

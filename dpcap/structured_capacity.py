@@ -48,7 +48,13 @@ rows of ``R`` are the stored noise rows that make up ``W``, so the bracket (with
 allowance, ``docs/mathematics.rst`` §8) holds for the mechanism itself. The attaining law on
 databases puts ``r*_t`` on ``d(t)``, the lexicographically first database of total ``t`` (the
 first row in C order with that total: the row to which the exact reduction of a dense channel,
-:mod:`dpcap.solvers.reduce`, gives the mass of a group of equal rows).
+:mod:`dpcap.solvers.reduce`, gives the mass of a group of equal rows, unless two totals have
+bitwise-equal noise rows, which that reduction merges; the value is the same either way).
+
+The representatives cost ``|T| × n`` integers: above :data:`MAX_WITNESS_ENTRIES` (estimated
+from the span of the totals before any work) the query is refused with
+:class:`~dpcap.ProblemTooLargeError`. The dense law on databases is given in ``prior`` only
+up to :data:`MAX_DENSE_PRIOR` databases (and while the dense matrix would fit in memory).
 """
 
 from __future__ import annotations
@@ -62,15 +68,23 @@ from numpy.typing import NDArray
 from dpcap import _validation as check
 from dpcap._partial_sums import first_databases
 from dpcap.channel import AdditiveMechanism
+from dpcap.errors import ProblemTooLargeError
 from dpcap.result import CapacityResult, StructuredCapacityResult
 
 __all__ = [
+    "MAX_DENSE_PRIOR",
+    "MAX_WITNESS_ENTRIES",
     "Reduced",
     "database_law",
     "dense_fits",
     "lift",
     "reduce_mechanism",
 ]
+
+#: The most representative-database entries ``|T| × n`` built (256 MiB of int64).
+MAX_WITNESS_ENTRIES = 2**25
+#: The most databases for which ``prior`` holds the dense law (8 MiB of float64).
+MAX_DENSE_PRIOR = 2**20
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -96,6 +110,13 @@ def reduce_mechanism(M: AdditiveMechanism) -> Reduced:
     ``O(span · Σ_i m_i)`` work when the totals span ``span`` values, never ``Π_i m_i``.
     """
     scores = list(M.scores)
+    span = sum(int(s.max()) - int(s.min()) for s in scores) + 1  # ≥ the number of totals
+    if span * len(scores) > MAX_WITNESS_ENTRIES:
+        raise ProblemTooLargeError(
+            f"this additive mechanism's {len(scores)} entries reach up to {span} totals: one "
+            f"representative database per total is {span} x {len(scores)} integers, above "
+            f"dpcap's limit of {MAX_WITNESS_ENTRIES}; midp and the DP metrics work on it"
+        )
     totals, databases = first_databases(scores)
     lowest = sum(int(s.min()) for s in scores)
     rows: FloatArray = M.noise[totals - lowest]
@@ -106,9 +127,10 @@ def reduce_mechanism(M: AdditiveMechanism) -> Reduced:
 
 
 def dense_fits(M: AdditiveMechanism) -> bool:
-    """Whether ``M``'s dense matrix is within dpcap's memory limit (so that a dense law on its
-    databases is given beside it: ``prior @ M.matrix`` works whenever ``M.matrix`` does)."""
-    return M.n_inputs * M.n_outputs <= check.MAX_DENSE_ELEMENTS
+    """Whether a dense law on ``M``'s databases is given: at most :data:`MAX_DENSE_PRIOR`
+    databases, and ``M``'s dense matrix within dpcap's memory limit (``prior @ M.matrix``
+    works)."""
+    return M.n_inputs <= MAX_DENSE_PRIOR and M.n_inputs * M.n_outputs <= check.MAX_DENSE_ELEMENTS
 
 
 def database_law(reduced: Reduced, total_prior: FloatArray) -> FloatArray:
@@ -137,7 +159,12 @@ def lift(result: CapacityResult, reduced: Reduced) -> StructuredCapacityResult:
     prior = database_law(reduced, result.prior) if dense_fits(M) else np.zeros(0)
     note = (
         f"solved on the {len(reduced.totals)} reachable totals of the additive mechanism "
-        f"({_count(M.n_inputs)} databases, none enumerated)"
+        f"({_count(M.n_inputs)} databases, none enumerated"
+        + (
+            "; the row indices above are positions among the totals)"
+            if "pair" in result.message
+            else ")"
+        )
     )
     return StructuredCapacityResult(
         value=result.value,

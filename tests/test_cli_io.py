@@ -256,3 +256,37 @@ def test_problem_too_large_is_reported_with_the_option(
     assert f"{path}: neighbors='hamming' gives 12 pairs of databases, above dpcap's limit" in err
     assert cli.main(["audit", str(path), "--shape", "2,2,2", "--neighbors", "hamming"]) == 2
     assert "--neighbors hamming: neighbors='hamming' gives 12 pairs" in capsys.readouterr().err
+
+
+def test_fractional_neighbour_indices_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"matrix": [[0.9, 0.1], [0.1, 0.9]], "neighbors": [[0.5, 1]]}))
+    assert cli.main(["audit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert '"neighbors"' in err
+    assert "0.5" in err
+
+
+def test_missing_prior_file_names_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("0,1\n1,0\n")
+    assert cli.main(["rd", str(path), "--prior", str(tmp_path / "missing.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "--prior" in err
+    assert "missing.csv" in err
+
+
+def test_infinite_brackets_print_no_numpy_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # eps*(0) = inf for a uniform bit under Hamming distortion: [inf, inf], gap 0, no warning
+    path = tmp_path / "ham.csv"
+    path.write_text("0,1\n1,0\n")
+    assert cli.main(["pd", str(path), "--D", "0,0.2"]) == 0
+    captured = capsys.readouterr()
+    assert "warning" not in captured.err
+    assert "inf" in captured.out

@@ -168,10 +168,12 @@ def test_renyi_profile_of_a_bsc(
     assert res["unit"] == unit
     expected = [(LN2 - renyi_entropy(p, a)) / scale for a in orders]
     assert res["value"] == pytest.approx(expected, abs=1e-9)
-    # one entry: every pair of rows are neighbours, the Rényi DP level is the diameter
-    divergence = [renyi_divergence(p, a) / scale for a in orders]
+    # one entry: every pair of rows are neighbours, the Rényi DP level is the diameter; the
+    # diameter is a divergence in --unit, the Rényi DP level a privacy level in nats like ε
+    divergence = [renyi_divergence(p, a) for a in orders]
     assert out["renyi_dp"] == pytest.approx(divergence, rel=1e-9)
-    assert res["diameter"] == pytest.approx(divergence, rel=1e-9)
+    assert out["renyi_dp_unit"] == "nats"
+    assert res["diameter"] == pytest.approx([d / scale for d in divergence], rel=1e-9)
     assert out["neighbors"] == "hamming"
 
 
@@ -180,7 +182,7 @@ def test_renyi_text_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert cli.main(["renyi", str(path), "--unit", "bits"]) == 0
     out = capsys.readouterr().out
     assert "C_alpha [bits]" in out
-    assert "Renyi DP [bits]" in out
+    assert "Renyi DP [nats]" in out  # a privacy level: ε's unit, whatever --unit says
     assert out.count("converged") == 7  # the default orders 0.5, 1, 2, 4, 8, 16, inf
     pytest.importorskip("matplotlib")
     figure = tmp_path / "renyi.png"

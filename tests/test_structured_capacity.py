@@ -427,3 +427,22 @@ def test_property_entry_order_does_not_matter(
     b = dpcap.capacity(dpcap.Mechanism.additive(permuted, noise))
     assert (a.value, a.lower, a.upper) == (b.value, b.lower, b.upper)
     assert np.array_equal(a.totals, b.totals)
+
+
+def test_dense_law_only_up_to_the_prior_limit() -> None:
+    # 2^21 databases > MAX_DENSE_PRIOR: the law is held by totals/databases only
+    M = counting_query(21, truncated_geometric(21, 1.0))
+    res = dpcap.capacity(M)
+    assert res.prior.shape == (0,)
+    assert isinstance(res, StructuredCapacityResult)
+    assert res.total_prior.sum() == pytest.approx(1.0, abs=1e-12)
+    assert res.databases.shape == (22, 21)
+    # each representative database has the total it stands for
+    assert res.databases.sum(axis=1).tolist() == res.totals.tolist()
+
+
+def test_representatives_beyond_the_limit_are_refused_before_any_work() -> None:
+    # a count of 8000 entries: 8001 totals x 8000 entries > MAX_WITNESS_ENTRIES
+    M = counting_query(8000, randomized_response(8001, 1.0))
+    with pytest.raises(ProblemTooLargeError, match=r"8001 x 8000 integers"):
+        dpcap.capacity(M)
