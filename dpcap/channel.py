@@ -44,6 +44,11 @@ __all__ = [
     "neighbor_pairs",
 ]
 
+_EVERY_ROW = (
+    "this query needs every database's row; capacity, renyi_capacity, max_leakage, midp, "
+    "correlated_leakage and the DP metrics work on the structure"
+)
+
 IntArray: TypeAlias = NDArray[np.int64]
 
 
@@ -557,13 +562,8 @@ class AdditiveMechanism(Mechanism):
 
     def _rows(self) -> IntArray:
         """The noise row of every database, in C order (under dpcap's memory limit)."""
-        check.dense_size(
-            self.n_inputs,
-            self.n_outputs,
-            f"this additive mechanism {self._shape}",
-            hint="this query needs every database's row; capacity, renyi_capacity, "
-            "max_leakage, midp, correlated_leakage and the DP metrics work on the structure",
-        )
+        what = f"this additive mechanism {self._shape}"
+        check.dense_size(self.n_inputs, self.n_outputs, what, hint=_EVERY_ROW)
         return database_rows(list(self._scores), self._lowest)
 
     def tensor(self) -> NDArray[np.float64]:
@@ -588,7 +588,8 @@ class AdditiveMechanism(Mechanism):
     def slices(self, group: tuple[int, ...]) -> Slices:
         """One slice per *reachable total* of the other entries (not per context)."""
         sums, totals, index = slice_rows(list(self._scores), group, self._lowest)
-        check.dense_size(index.size, self.n_outputs, "the slices of this additive mechanism")
+        what = "the slices of this additive mechanism (one per total of the other entries)"
+        check.dense_size(index.size, self.n_outputs, what, hint="fewer entries are needed")
         stack = self._noise[index]
 
         def context(k: int) -> tuple[int, ...]:
