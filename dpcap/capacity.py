@@ -22,6 +22,7 @@ from dpcap import _certify
 from dpcap import _validation as check
 from dpcap import structured_capacity as structured
 from dpcap.channel import AdditiveMechanism
+from dpcap.function_mechanism import FunctionMechanism
 from dpcap.result import (
     CapacitiesResult,
     CapacityResult,
@@ -115,7 +116,7 @@ def capacity(
     >>> res.databases[2].tolist() == [0] * 38 + [1, 1]
     True
     """
-    if isinstance(W, AdditiveMechanism):
+    if isinstance(W, (AdditiveMechanism, FunctionMechanism)):
         reduced = structured.reduce_mechanism(W)
         inner = capacity(
             reduced.rows, method=method, solver=solver, tol=tol, max_iter=max_iter, unit=unit

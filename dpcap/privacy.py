@@ -48,6 +48,7 @@ from numpy.typing import NDArray
 
 from dpcap import _validation as check
 from dpcap.channel import AdditiveMechanism, as_mechanism
+from dpcap.function_mechanism import FunctionMechanism
 from dpcap.neighbors import Neighbors, neighbor_pairs
 from dpcap.result import ParameterError, ProblemTooLargeError
 from dpcap.solvers import pairwise, reduce
@@ -97,6 +98,9 @@ def _setup(M: Any, neighbors: Neighbors | None, what: str) -> Iterable[_Pairs]:
     """
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
+    if isinstance(mech, FunctionMechanism) and neighbors is None:  # its own relation's values
+        I, J = mech.neighbor_rows()
+        return _listed_pairs(mech.noise, mech.log_noise, I, J, what)
     if isinstance(mech, AdditiveMechanism) and isinstance(relation, str) and relation == "hamming":
         if _one_entry_hamming(mech, relation):
             rows = np.unique(mech.scores[0]) - int(mech.scores[0].min())
@@ -217,7 +221,8 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     """
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
-    if _all_pairs(relation, mech.shape) and not isinstance(mech, AdditiveMechanism):
+    structured = isinstance(mech, (AdditiveMechanism, FunctionMechanism))
+    if _all_pairs(relation, mech.shape) and not structured:
         return _epsilon_all_pairs(mech.matrix, mech.log_matrix)
     if isinstance(mech, AdditiveMechanism) and _one_entry_hamming(mech, relation):
         rows = np.unique(mech.scores[0]) - int(mech.scores[0].min())
@@ -452,7 +457,8 @@ def max_leakage(W: Any, /, *, unit: str = "nats") -> float:
     ...              math.log(k * math.exp(eps) / (math.exp(eps) + k - 1)))
     True
     """
-    rows = W.reachable_rows() if isinstance(W, AdditiveMechanism) else W
+    structured = isinstance(W, (AdditiveMechanism, FunctionMechanism))
+    rows = W.reachable_rows() if structured else W
     matrix = check.stochastic_matrix(rows, "W")
     return math.log(float(np.sum(np.max(matrix, axis=0)))) / check.unit_divisor(unit)
 

@@ -24,6 +24,7 @@ from dpcap import _validation as check
 from dpcap import structured_capacity as structured
 from dpcap.capacity import capacity
 from dpcap.channel import AdditiveMechanism
+from dpcap.function_mechanism import FunctionMechanism
 from dpcap.measures import mutual_information, renyi_mi
 from dpcap.result import CapacityResult, ParameterError, RenyiProfile, SolverError, Status
 from dpcap.solvers import blahut, pairwise, reduce, renyi, renyi_zero
@@ -199,7 +200,7 @@ def renyi_capacity(
     >>> math.isclose(renyi_capacity(W, math.inf).value, math.log(1.5))
     True
     """
-    if isinstance(W, AdditiveMechanism):
+    if isinstance(W, (AdditiveMechanism, FunctionMechanism)):
         reduced = structured.reduce_mechanism(W)
         inner = renyi_capacity(
             reduced.rows,

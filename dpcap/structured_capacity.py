@@ -69,6 +69,7 @@ from dpcap import _validation as check
 from dpcap._partial_sums import first_databases
 from dpcap.channel import AdditiveMechanism
 from dpcap.errors import ProblemTooLargeError
+from dpcap.function_mechanism import FunctionMechanism
 from dpcap.result import CapacityResult, StructuredCapacityResult
 
 __all__ = [
@@ -91,24 +92,31 @@ IntArray = NDArray[np.int64]
 
 
 class Reduced(NamedTuple):
-    """An additive mechanism's reduced channel: one row per reachable total.
+    """A structured mechanism's reduced channel: one row per reachable total (query value).
 
     ``rows[k]`` is the noise row of ``totals[k]`` (increasing), and ``databases[k]`` the
     lexicographically first database with that total (shape ``(len(totals), n_entries)``).
     """
 
-    mechanism: AdditiveMechanism
+    mechanism: AdditiveMechanism | FunctionMechanism
     totals: IntArray
     rows: FloatArray
     databases: IntArray
 
 
-def reduce_mechanism(M: AdditiveMechanism) -> Reduced:
+def reduce_mechanism(M: AdditiveMechanism | FunctionMechanism) -> Reduced:
     """The reachable totals, their noise rows and representative databases of ``M``.
+
+    For a :class:`~dpcap.function_mechanism.FunctionMechanism` the "totals" are the values the
+    query takes, read off its value table (the lemma above holds with ``S`` the query).
 
     One dynamic programme over the entries (``first_databases`` of ``dpcap._partial_sums``):
     ``O(span · Σ_i m_i)`` work when the totals span ``span`` values, never ``Π_i m_i``.
     """
+    if isinstance(M, FunctionMechanism):
+        values, first = np.unique(M.values.ravel(), return_index=True)
+        databases = np.stack(np.unravel_index(first, M.shape), axis=1).astype(np.int64)
+        return Reduced(M, values.astype(np.int64), M.noise[values], databases)
     scores = list(M.scores)
     span = sum(int(s.max()) - int(s.min()) for s in scores) + 1  # ≥ the number of totals
     if span * len(scores) > MAX_WITNESS_ENTRIES:
@@ -126,7 +134,7 @@ def reduce_mechanism(M: AdditiveMechanism) -> Reduced:
     return Reduced(M, totals, rows, databases)
 
 
-def dense_fits(M: AdditiveMechanism) -> bool:
+def dense_fits(M: AdditiveMechanism | FunctionMechanism) -> bool:
     """Whether a dense law on ``M``'s databases is given: at most :data:`MAX_DENSE_PRIOR`
     databases, and ``M``'s dense matrix within dpcap's memory limit (``prior @ M.matrix``
     works)."""
@@ -158,7 +166,7 @@ def lift(result: CapacityResult, reduced: Reduced) -> StructuredCapacityResult:
     M = reduced.mechanism
     prior = database_law(reduced, result.prior) if dense_fits(M) else np.zeros(0)
     note = (
-        f"solved on the {len(reduced.totals)} reachable totals of the additive mechanism "
+        f"solved on the {len(reduced.totals)} reachable totals of the structured mechanism "
         f"({_count(M.n_inputs)} databases, none enumerated"
         + (
             "; the row indices above are positions among the totals)"

@@ -10,8 +10,11 @@ pairs at distance at most the sensitivity Δ): :func:`truncated_geometric`,
 
 Database mechanisms (:class:`~dpcap.channel.Mechanism`), carrying ``"hamming"`` (databases that
 differ in one entry; :func:`per_entry` lifts the relation of its local channel):
-:func:`counting_query`, :func:`one_time_pad`, :func:`revealing`, :func:`per_entry`, and
-:meth:`~dpcap.channel.Mechanism.additive` for any sum of per-entry scores.
+:func:`counting_query`, :func:`one_time_pad`, :func:`revealing`, :func:`per_entry`,
+:func:`histogram` (per-cell counts, independent noise per cell), :func:`bounded_sum` (per-entry
+score sets), :meth:`~dpcap.channel.Mechanism.additive` for any sum of per-entry scores, and
+:func:`from_function` for any query with a finite range followed by a noise channel
+(:class:`~dpcap.function_mechanism.FunctionMechanism`).
 
 The DP metrics (:func:`dpcap.dp_epsilon` and its relatives) use the carried relation unless
 they are given ``neighbors=``, so ``dp_epsilon(truncated_geometric(n, eps))`` is ``eps``;
@@ -30,7 +33,9 @@ Each docstring states the mechanism's ε-DP level and, where known, its capacity
 closed form, with the paper and equation.
 """
 
+from dpcap.function_mechanism import from_function
 from dpcap.mechanisms._database import counting_query, one_time_pad, per_entry, revealing
+from dpcap.mechanisms._histogram import bounded_sum, histogram
 from dpcap.mechanisms._local import binary_symmetric, erasure, exponential, randomized_response
 from dpcap.mechanisms._noise import (
     discrete_gaussian,
@@ -41,11 +46,14 @@ from dpcap.mechanisms._noise import (
 
 __all__ = [
     "binary_symmetric",
+    "bounded_sum",
     "counting_query",
     "discrete_gaussian",
     "discrete_laplace",
     "erasure",
     "exponential",
+    "from_function",
+    "histogram",
     "one_time_pad",
     "per_entry",
     "randomized_response",
