@@ -18,6 +18,7 @@ register_source_solvers()
 from dpcap import bounds, mechanisms  # noqa: E402
 from dpcap.capacity import capacities, capacity  # noqa: E402
 from dpcap.channel import Channel, Mechanism, neighbor_pairs  # noqa: E402
+from dpcap.compose import compose  # noqa: E402
 from dpcap.funnel import (  # noqa: E402
     information_bottleneck,
     information_bottleneck_curve,
@@ -108,6 +109,7 @@ __all__ = [
     "bounds",
     "capacities",
     "capacity",
+    "compose",
     "conditional_mutual_information",
     "correlated_leakage",
     "dp_delta",

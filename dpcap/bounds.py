@@ -5,13 +5,15 @@ Information Constraint* (CCS 2016), with the equation each function implements; 
 ``h`` is in nats. Functions accept scalars or arrays (NumPy broadcasting) and return a float for
 scalar input, an array otherwise. The quantity converted is positional-only, the parameter of
 the conversion (``eps_prime``, the group size ``k``) positional-or-keyword, and the cardinality
-bounds ``n_outputs``/``max_entry_size`` keyword-only. The metrics themselves are defined in
-``docs/mathematics.rst`` §2 (MI-DP) and §3 (DP metrics).
+bounds ``n_outputs``/``max_entry_size`` keyword-only. The composition bounds take the levels of
+the releases as one sequence (one scalar or array per release, broadcast together). The metrics
+themselves are defined in ``docs/mathematics.rst`` §2 (MI-DP) and §3 (DP metrics).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -25,9 +27,13 @@ __all__ = [
     "binary_entropy",
     "binary_entropy_inverse",
     "delta_from_midp",
+    "dp_composition",
     "group_midp_bound",
     "kl_dp_bound",
+    "midp_composition",
     "midp_from_delta",
+    "midp_partial_composition",
+    "midp_sequential_composition",
     "min_entropy_leakage_bound",
     "tradeoff",
 ]
@@ -202,3 +208,123 @@ def min_entropy_leakage_bound(eps: Any, /) -> Any:
     """
     e = check.nonnegative(eps, "eps")
     return _out(LN2 - np.logaddexp(0.0, -e))
+
+
+def _levels(levels: Any, name: str) -> list[FloatArray]:
+    """The level of each release (a sequence along the first axis), validated, broadcast."""
+    scalar = isinstance(levels, np.ndarray) and levels.ndim == 0
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable) or scalar:
+        raise ParameterError(
+            f"{name} must be a sequence with one level per release (e.g. [eps_1, eps_2]), got "
+            f"{check.show(levels)}"
+        )
+    items = [check.nonnegative(level, f"{name}[{j}]") for j, level in enumerate(levels)]
+    if not items:
+        raise ParameterError(f"{name} must hold at least one level (one per release), got none")
+    try:
+        return list(np.broadcast_arrays(*items))
+    except ValueError as exc:
+        shapes = ", ".join(str(np.shape(item)) for item in items)
+        raise ParameterError(
+            f"the entries of {name} must broadcast together, got shapes {shapes}"
+        ) from exc
+
+
+def midp_composition(levels: Any, /) -> Any:
+    """MI-DP of conditionally independent releases: ``Σ_j ε_j`` (Cuff & Yu, Corollary 2).
+
+    Releases ``Y_1, …, Y_k`` produced independently given the database, each ``ε_j``-MI-DP, are
+    together ``(Σ_j ε_j)``-MI-DP: by the chain rule,
+    ``I(X_i; Y^k | X^{-i}) = Σ_j I(X_i; Y_j | X^{-i}, Y^{j−1}) ≤ Σ_j I(X_i; Y_j | X^{-i})``
+    (eq. 43). :func:`dpcap.compose` builds such a composition.
+
+    Parameters
+    ----------
+    levels : sequence of float or array_like
+        The MI-DP level ``ε_j ≥ 0`` (nats) of each release, one item per release; arrays
+        broadcast together (element-wise bounds).
+
+    Examples
+    --------
+    Two releases of binary randomized response at ε = ln 3 on one bit: each has MI-DP
+    ``ln 2 − h(1/4)``; the pair at most twice that.
+
+    >>> import math
+    >>> c1 = math.log(2) - binary_entropy(0.25)
+    >>> math.isclose(midp_composition([c1, c1]), 2 * c1)
+    True
+    >>> midp_composition([[0.1, 0.2], 0.3])  # broadcasting: two bounds at once
+    array([0.4, 0.5])
+    """
+    return _out(np.add.reduce(_levels(levels, "levels")))
+
+
+def midp_sequential_composition(levels: Any, /) -> Any:
+    """MI-DP of adaptive (sequential) releases: ``Σ_j ε_j`` (Cuff & Yu, Corollary 3).
+
+    Here release j may depend on the earlier responses: ``ε_j`` is the MI-DP level of
+    ``P_{Y_j | X^n, Y^{j−1}}``, the worst over the earlier responses ``y^{j−1}`` of the
+    MI-DP of the mechanism used after them. The bound is that of :func:`midp_composition`
+    (eq. 43 without its step (b)), under this weaker hypothesis.
+
+    Parameters
+    ----------
+    levels : sequence of float or array_like
+        ``ε_j ≥ 0`` (nats), one per release; arrays broadcast together.
+
+    Examples
+    --------
+    A first release at level 0.1, then one at level 0.05 or 0.2 depending on the first answer:
+
+    >>> round(midp_sequential_composition([0.1, max(0.05, 0.2)]), 12)
+    0.3
+    """
+    return _out(np.add.reduce(_levels(levels, "levels")))
+
+
+def midp_partial_composition(levels: Any, /) -> Any:
+    """MI-DP of releases that read disjoint entries: ``max_j ε_j`` (Cuff & Yu, Corollary 4).
+
+    If release j depends only on the entries ``X_{I_j}`` of disjoint sets ``I_1, …, I_k`` and
+    the releases are conditionally independent, an entry i in ``I_f`` leaks only through
+    ``Y_f``: ``I(X_i; Y^k | X^{-i}) = I(X_i; Y_f | X^{-i})`` (eq. 44). The corollary states
+    it for a common level ε; the same proof gives ``max_j ε_j`` for levels ``ε_j``.
+
+    Parameters
+    ----------
+    levels : sequence of float or array_like
+        ``ε_j ≥ 0`` (nats), one per release; arrays broadcast together.
+
+    Examples
+    --------
+    Binary randomized response applied to each of two entries (one release per entry):
+
+    >>> import math
+    >>> c1 = math.log(2) - binary_entropy(0.25)
+    >>> math.isclose(midp_partial_composition([c1, c1]), c1)
+    True
+    """
+    return _out(np.maximum.reduce(_levels(levels, "levels")))
+
+
+def dp_composition(levels: Any, /) -> Any:
+    """ε-DP of several releases, basic composition: ``Σ_j ε_j``.
+
+    Releases that are each ``ε_j``-DP, produced with independent randomness (or adaptively,
+    each ``ε_j``-DP given the earlier answers), are together ``(Σ_j ε_j)``-DP (Dwork & Roth,
+    *The Algorithmic Foundations of Differential Privacy*, Theorem 3.14; Dwork, McSherry,
+    Nissim & Smith, TCC 2006). For independent releases the sum is attained when every part
+    attains its level on the same pair of neighbours and the same side: ``k`` releases of
+    randomized response at level ε are exactly ``kε``-DP.
+
+    Parameters
+    ----------
+    levels : sequence of float or array_like
+        ``ε_j ≥ 0`` (nats, ∞ allowed), one per release; arrays broadcast together.
+
+    Examples
+    --------
+    >>> dp_composition([1.0, 1.0, 0.5])
+    2.5
+    """
+    return _out(np.add.reduce(_levels(levels, "levels")))
