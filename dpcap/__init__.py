@@ -16,6 +16,7 @@ from dpcap._source import register_source_solvers
 register_source_solvers()
 
 from dpcap import bounds, mechanisms  # noqa: E402
+from dpcap.calibrate import CalibrationResult, calibrate  # noqa: E402
 from dpcap.capacity import capacities, capacity  # noqa: E402
 from dpcap.channel import Channel, Mechanism, neighbor_pairs  # noqa: E402
 from dpcap.compose import compose  # noqa: E402
@@ -79,6 +80,7 @@ from dpcap.sweep import SweepInterrupted, load_sweep, sweep  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = [
+    "CalibrationResult",
     "CapacitiesResult",
     "CapacityResult",
     "Channel",
@@ -107,6 +109,7 @@ __all__ = [
     "arimoto_mi",
     "augustin_mi",
     "bounds",
+    "calibrate",
     "capacities",
     "capacity",
     "compose",

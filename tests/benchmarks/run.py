@@ -20,6 +20,7 @@ from typing import TextIO
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import bench_calibrate
 import bench_capacity
 import bench_delta
 import bench_funnel
@@ -72,6 +73,8 @@ def main() -> None:
     bench_threads.main()
     print()
     bench_sweep.main()
+    print()
+    bench_calibrate.main()
 
 
 if __name__ == "__main__":
