@@ -366,6 +366,13 @@ def domain_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
     return tuple(int(s) for s in dims)
 
 
+#: The advice when a query needs every row of a structured mechanism.
+EVERY_ROW = (
+    "this query needs every database's row; capacity, renyi_capacity, max_leakage, midp, "
+    "correlated_leakage and the DP metrics work on the structure"
+)
+
+
 def dense_size(rows: int, cols: int, what: str, hint: str | None = None) -> None:
     """Refuse to materialise a ``rows × cols`` float64 matrix above :data:`MAX_DENSE_ELEMENTS`;
     ``hint`` replaces the default advice (describe the mechanism by its structure)."""

@@ -44,11 +44,6 @@ __all__ = [
     "neighbor_pairs",
 ]
 
-_EVERY_ROW = (
-    "this query needs every database's row; capacity, renyi_capacity, max_leakage, midp, "
-    "correlated_leakage and the DP metrics work on the structure"
-)
-
 IntArray: TypeAlias = NDArray[np.int64]
 
 
@@ -226,8 +221,7 @@ class Mechanism(_Stochastic):
     W : array_like, shape (prod(shape), n_outputs)
         Row ``numpy.ravel_multi_index(x, shape)`` is the output law for database ``x``.
     shape : sequence of int
-        Domain sizes ``(m_1, …, m_n)``, each at least 1; ``prod(shape)`` must equal the number of
-        rows.
+        Domain sizes ``(m_1, …, m_n)``, each at least 1, as many databases as ``W`` has rows.
     neighbors : str, array_like or callable, keyword-only
         The neighbour relation between databases that the DP metrics use by default
         (:attr:`neighbors`). Default ``"hamming"``: databases that differ in one entry.
@@ -360,6 +354,13 @@ class Mechanism(_Stochastic):
         stack = tensor.reshape(-1, width, self.n_outputs)
         others = tuple(self._shape[k] for k in rest)
         return Slices(stack, lambda k: tuple(int(v) for v in np.unravel_index(k, others)))
+
+    @staticmethod
+    def from_function(query: Any, noise: Any, shape: Sequence[int], /, **options: Any) -> Any:
+        """A finite-range ``query`` then ``noise``: :func:`dpcap.mechanisms.from_function`."""
+        from dpcap.function_mechanism import from_function
+
+        return from_function(query, noise, shape, **options)
 
     def entry_classes(self) -> list[list[int]]:
         """Entries whose slices are known to coincide (each entry alone for a dense matrix)."""
@@ -563,7 +564,7 @@ class AdditiveMechanism(Mechanism):
     def _rows(self) -> IntArray:
         """The noise row of every database, in C order (under dpcap's memory limit)."""
         what = f"this additive mechanism {self._shape}"
-        check.dense_size(self.n_inputs, self.n_outputs, what, hint=_EVERY_ROW)
+        check.dense_size(self.n_inputs, self.n_outputs, what, hint=check.EVERY_ROW)
         return database_rows(list(self._scores), self._lowest)
 
     def tensor(self) -> NDArray[np.float64]:

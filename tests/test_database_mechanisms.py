@@ -349,3 +349,14 @@ def test_from_function_metrics_never_build_the_dense_matrix(
     ren = dpcap.renyi_capacity(M, 2.0, tol=TOL)
     c2 = math.log(2) + math.log(q**2 + (1 - q) ** 2)  # ln 2 − H_2(q)
     assert ren.lower - 1e-12 <= c2 <= ren.upper + 1e-12
+
+
+def test_mechanism_from_function_is_the_same_constructor() -> None:
+    def parity(x: tuple[int, ...]) -> int:
+        return sum(x) % 2
+
+    A = Mechanism.from_function(parity, randomized_response(2, 0.7), (2, 3))
+    B = from_function(parity, randomized_response(2, 0.7), (2, 3))
+    assert isinstance(A, fm.FunctionMechanism)
+    assert A == B
+    assert np.array_equal(A.values, B.values)
