@@ -74,11 +74,14 @@ def check_stochastic(W: np.ndarray, shape: tuple[int, int]) -> None:
 def test_all_exports_are_constructors() -> None:
     expected = {
         "binary_symmetric",
+        "bounded_sum",
         "counting_query",
         "discrete_gaussian",
         "discrete_laplace",
         "erasure",
         "exponential",
+        "from_function",
+        "histogram",
         "one_time_pad",
         "per_entry",
         "randomized_response",
