@@ -10,10 +10,11 @@ interval that contains one end of ``bounds`` (``m`` monotone in ``θ``).
 measure is at most the target, ``upper(θ) ≤ target``, and *proven infeasible* when the lower
 end exceeds it, ``lower(θ) > target``; the point estimate never decides. A DP metric
 (``dp_epsilon``, ``dp_delta``, ``kl_dp``, ``renyi_dp``, ``tv_dp``, ``max_leakage``) is a closed
-form computed in floating point without a bound on its rounding: its value stands for both ends,
-which the result's message states. A bracket that straddles the target decides nothing: it is
-re-evaluated at a 1000× tighter ``tol`` (down to ``1e-13``), and a parameter still undecided is
-only *not proven feasible*. The answer is a bracket of the parameter between ``θ_F``, proven
+form computed in floating point without a rigorous bound on its rounding: its value ``v`` is
+widened to ``v ± (CLOSED_FORM_RTOL·|v| + CLOSED_FORM_ATOL)`` (so ``e^ε`` rounding to 1 does not
+"prove" 0-DP), and the message says so. A bracket that straddles the target decides nothing: it
+is re-evaluated at a 1000× tighter ``tol`` (down to ``1e-13``), and a parameter still undecided
+is only *not proven feasible*. The answer is a bracket of the parameter between ``θ_F``, proven
 feasible (the returned ``value``), and ``θ_I``, proven infeasible: the largest feasible
 parameter of an increasing measure (the smallest of a decreasing one) lies between them.
 
@@ -62,8 +63,9 @@ DATABASES = ("counting",)
 #: The search runs in ``log θ`` when ``0 < low`` and ``high/low`` is at least this.
 LOG_SPAN = 10.0
 
-#: Relative allowance for the rounding of closed-form values when monotonicity is judged.
+#: Allowance for the rounding of closed-form values (DP metrics): relative and absolute.
 CLOSED_FORM_RTOL = 2.0**-40
+CLOSED_FORM_ATOL = 2.0**-50
 
 #: ITP's extra steps over bisection's count (n₀) and truncation κ₁·width₀ (κ₂ = 2): the best
 #: of n₀ ∈ {1, 2}, κ₁·width₀ ∈ {0.01, …, 0.5} on 12 calibrations (118 calls in all).
@@ -299,7 +301,7 @@ def calibrate(
     search = _Search(build, query, kwargs, name, param, goal)
     stop = _Stop(rtol, width, low > 0 and high / low >= LOG_SPAN, budget)
     run = search.run(low, high, direction, stop)
-    note = "; closed-form values stand for both ends of their bracket" if search.closed else ""
+    note = "; closed-form values carry a rounding allowance" if search.closed else ""
     if search.retries:
         note += f"; {search.retries} re-evaluation(s) at a tighter tol (brackets straddling)"
     if run.status in (Status.MAX_ITER, Status.INACCURATE, Status.FAILED):
@@ -494,7 +496,9 @@ class _Search:
         if hasattr(result, "lower") and hasattr(result, "upper"):
             ends = (float(result.lower), float(result.upper))
         else:
-            ends = (float(result), float(result))
+            v = float(result)
+            slack = CLOSED_FORM_RTOL * abs(v) + CLOSED_FORM_ATOL if math.isfinite(v) else 0.0
+            ends = (v - slack, v + slack)
         if math.isnan(ends[0]) or math.isnan(ends[1]):
             raise SolverError(f"calibrate: {self.name} at {self.param}={theta!r} returned NaN")
         return result, *ends
@@ -517,7 +521,8 @@ class _Search:
 
     def describe(self, p: _Point) -> str:
         at = f"{self.name}({self.param}={p.theta:.12g})"
-        return f"{at} = {p.upper:.12g}" if p.closed else f"{at} in [{p.lower:.12g}, {p.upper:.12g}]"
+        mid = (p.lower + p.upper) / 2 if math.isfinite(p.upper) else p.upper
+        return f"{at} = {mid:.12g}" if p.closed else f"{at} in [{p.lower:.12g}, {p.upper:.12g}]"
 
     def contradiction(self, direction: str, new: _Point) -> str:
         """Two evaluated points whose brackets contradict ``direction`` (``""`` if none)."""

@@ -194,13 +194,13 @@ def _channels(Ws: Any) -> tuple[list[FloatArray], list[structured.Reduced | None
         mats: list[FloatArray] = []
         lifts: list[structured.Reduced | None] = []
         for i, W in enumerate(Ws):
-            if not isinstance(W, AdditiveMechanism):
+            if not isinstance(W, (AdditiveMechanism, FunctionMechanism)):
                 mats.append(check.stochastic_matrix(W, f"Ws[{i}]"))
                 lifts.append(None)
                 continue
             if not structured.dense_fits(W):
                 raise ProblemTooLargeError(
-                    f"Ws[{i}] is an additive mechanism on {W.n_inputs} databases x "
+                    f"Ws[{i}] is a structured mechanism on {W.n_inputs} databases x "
                     f"{W.n_outputs} outputs, above dpcap's limit of {check.MAX_DENSE_ELEMENTS} "
                     "entries, so a batch cannot hold its prior as a dense row; "
                     f"dpcap.capacity(Ws[{i}]) solves it on its reachable totals"

@@ -165,7 +165,12 @@ class FunctionMechanism(Mechanism):
             return self._matrix
         except AttributeError:
             pass
-        check.dense_size(self.n_inputs, self.n_outputs, f"this function mechanism {self._shape}")
+        check.dense_size(
+            self.n_inputs,
+            self.n_outputs,
+            f"this function mechanism {self._shape}",
+            hint=check.EVERY_ROW,
+        )
         dense = self._noise[self._values]
         dense.setflags(write=False)
         object.__setattr__(self, "_matrix", dense)
@@ -180,7 +185,12 @@ class FunctionMechanism(Mechanism):
             return self._log
         except AttributeError:
             pass
-        check.dense_size(self.n_inputs, self.n_outputs, f"this function mechanism {self._shape}")
+        check.dense_size(
+            self.n_inputs,
+            self.n_outputs,
+            f"this function mechanism {self._shape}",
+            hint=check.EVERY_ROW,
+        )
         dense = self._log_noise[self._values]
         dense.setflags(write=False)
         object.__setattr__(self, "_log", dense)
@@ -263,25 +273,30 @@ class FunctionMechanism(Mechanism):
         (:func:`dpcap.neighbor_pairs`) and mapped through the table.
         """
         relation = self._neighbors
+        rows = int(self._noise.shape[0])
         chunks: list[IntArray] = []
         if isinstance(relation, str) and relation == "hamming":
+            work = self.n_inputs * sum(m - 1 for m in self._shape)
+            if work > check.MAX_DENSE_ELEMENTS:
+                raise ProblemTooLargeError(
+                    f"the neighbour pairs of this query on {self.n_inputs} databases would take "
+                    f"{work} comparisons, above dpcap's limit of {check.MAX_DENSE_ELEMENTS}; "
+                    "describe it by a score that adds over entries (Mechanism.additive)"
+                )
             table = self.values
             for i, m in enumerate(self._shape):
                 axis = np.moveaxis(table, i, 0).reshape(m, -1)
                 for a in range(m - 1):
-                    chunks.append(_pairs(axis[a][None, :], axis[a + 1 :]))
+                    chunks.append(_codes(axis[a][None, :], axis[a + 1 :], rows))
         elif isinstance(relation, str) and relation == "all":
             v = self.reachable()
             lo, hi = np.triu_indices(len(v), k=1)
-            chunks.append(np.stack([v[lo], v[hi]], axis=1))
+            chunks.append(v[lo] * rows + v[hi])
         else:
             I, J = relations.neighbor_pairs(self._shape, relation)
-            chunks.append(_pairs(self._values[I], self._values[J]))
-        if not chunks:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty.copy()
-        unique = np.unique(np.concatenate(chunks), axis=0)
-        return unique[:, 0].copy(), unique[:, 1].copy()
+            chunks.append(_codes(self._values[I], self._values[J], rows))
+        codes = np.unique(np.concatenate(chunks)) if chunks else np.zeros(0, dtype=np.int64)
+        return codes // rows, codes % rows
 
     def value_channel(self) -> Channel:
         """The noise rows of the values taken, carrying the value pairs of neighbours.
@@ -326,13 +341,14 @@ class FunctionMechanism(Mechanism):
         )
 
 
-def _pairs(a: IntArray, b: IntArray) -> IntArray:
-    """The distinct unordered pairs ``(min, max)`` of unequal values of ``a`` and ``b``."""
+def _codes(a: IntArray, b: IntArray, rows: int) -> IntArray:
+    """The distinct unordered pairs of unequal values of ``a`` and ``b``, each as the code
+    ``min · rows + max`` (one integer: a 1-D unique instead of a row-wise one)."""
     a, b = np.broadcast_arrays(a, b)
     keep = a != b
     lo, hi = np.minimum(a, b)[keep], np.maximum(a, b)[keep]
-    pairs: IntArray = np.unique(np.stack([lo, hi], axis=1), axis=0)
-    return pairs
+    codes: IntArray = np.unique(lo.astype(np.int64) * rows + hi)
+    return codes
 
 
 def from_function(

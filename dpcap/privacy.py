@@ -98,8 +98,12 @@ def _setup(M: Any, neighbors: Neighbors | None, what: str) -> Iterable[_Pairs]:
     """
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
-    if isinstance(mech, FunctionMechanism) and neighbors is None:  # its own relation's values
-        I, J = mech.neighbor_rows()
+    if isinstance(mech, FunctionMechanism):  # the value pairs that neighbours produce
+        if _all_pairs(relation, mech.shape):
+            values = mech.reachable()
+            logs = None if mech.log_noise is None else mech.log_noise[values]
+            return _every_pair(mech.noise[values], logs, what)
+        I, J = mech.with_neighbors(relation).neighbor_rows()
         return _listed_pairs(mech.noise, mech.log_noise, I, J, what)
     if isinstance(mech, AdditiveMechanism) and isinstance(relation, str) and relation == "hamming":
         if _one_entry_hamming(mech, relation):
@@ -224,6 +228,10 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     structured = isinstance(mech, (AdditiveMechanism, FunctionMechanism))
     if _all_pairs(relation, mech.shape) and not structured:
         return _epsilon_all_pairs(mech.matrix, mech.log_matrix)
+    if _all_pairs(relation, mech.shape) and isinstance(mech, FunctionMechanism):
+        values = mech.reachable()
+        logs = None if mech.log_noise is None else mech.log_noise[values]
+        return _epsilon_all_pairs(mech.noise[values], logs)
     if isinstance(mech, AdditiveMechanism) and _one_entry_hamming(mech, relation):
         rows = np.unique(mech.scores[0]) - int(mech.scores[0].min())
         logs = None if mech.log_noise is None else mech.log_noise[rows]

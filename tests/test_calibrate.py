@@ -106,7 +106,7 @@ class TestClosedForms:
         contains(r, math.log(3))
         assert r.direction == "increasing"
         assert r.method == "itp-log"
-        assert "closed-form values stand for both ends" in r.message
+        assert "closed-form values carry a rounding allowance" in r.message
         certified(r)
 
     def test_sibson_infinity_is_max_leakage(self) -> None:
@@ -496,3 +496,13 @@ def test_counting_database_needs_a_noise_channel() -> None:
     """``database="counting"`` on a one-row channel has no count to make (n = 0)."""
     with pytest.raises(ParameterError, match="n must be an integer >= 1, got 0"):
         calibrate(lambda eps: [[1.0]], "eps", "midp", 0.1, bounds=(0.1, 1), database="counting")
+
+
+def test_a_closed_form_within_rounding_of_the_target_is_not_proven() -> None:
+    # RR(2, ε) is ε-DP; near ε = 0, e^ε rounds to 1 and the computed level is 0: a target of
+    # exactly 0 cannot be certified by a closed form (only ε = 0 meets it, and its value 0
+    # carries the same rounding allowance), so no parameter is "proven" feasible
+    r = calibrate("randomized_response", "eps", "dp_epsilon", 0.0, bounds=(0, 1), fixed={"k": 2})
+    assert r.status is Status.INFEASIBLE
+    assert math.isnan(r.value)
+    assert "rounding allowance" in r.message

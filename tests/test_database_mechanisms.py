@@ -360,3 +360,26 @@ def test_mechanism_from_function_is_the_same_constructor() -> None:
     assert isinstance(A, fm.FunctionMechanism)
     assert A == B
     assert np.array_equal(A.values, B.values)
+
+
+def test_explicit_relation_keeps_the_structured_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    eps0 = 0.9
+    M = from_function(lambda x: sum(x) % 2, randomized_response(2, eps0), (2,) * 5)
+
+    def refuse(self: Any) -> Any:
+        raise AssertionError("the dense matrix was built")
+
+    monkeypatch.setattr(fm.FunctionMechanism, "matrix", property(refuse))
+    # hamming named explicitly: ε0; every pair of databases ("all"): still ε0 (two values)
+    assert math.isclose(dpcap.dp_epsilon(M, neighbors="hamming"), eps0, abs_tol=1e-12)
+    assert math.isclose(dpcap.dp_epsilon(M, neighbors="all"), eps0, abs_tol=1e-12)
+    q = 1 / (1 + math.exp(eps0))
+    delta = dpcap.dp_delta_curve(M, [0.0], neighbors="all")
+    assert delta[0] == pytest.approx(1 - 2 * q, abs=1e-12)  # the TV of RR(2, ε0)
+
+
+def test_oversized_histograms_are_refused_not_overflowed() -> None:
+    with pytest.raises(ProblemTooLargeError, match="noise table of this histogram"):
+        histogram([range(40)] * 3, truncated_geometric(3, 1.0))
+    with pytest.raises(ProblemTooLargeError, match="noise table of this histogram"):
+        histogram([range(30)] * 1000, truncated_geometric(1000, 1.0))

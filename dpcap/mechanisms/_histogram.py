@@ -147,12 +147,20 @@ def histogram(cells: Any, noise: Any) -> AdditiveMechanism:
                 f"{check.show(c)}"
             )
     base = n + 1
+    # The table has a row per total of the mixed-radix code (about n·(n+1)^(k−2) rows, more
+    # than the C(n+k−1, k−1) count vectors): sized with Python integers before any array.
+    top = [max(base ** (int(c.max()) - 1) if int(c.max()) > 0 else 0, 0) for c in maps]
+    width = math.prod(N.n_outputs for N in noises)
+    check.dense_size(
+        sum(top) + 1,
+        width,
+        "the noise table of this histogram (one row per total of its count code)",
+        hint="fewer cells or entries are needed",
+    )
     weights = np.array([0] + [base**j for j in range(k - 1)], dtype=np.int64)
     scores = [weights[c] for c in maps]
     lowest = sum(int(s.min()) for s in scores)
     span = sum(int(s.max()) - int(s.min()) for s in scores) + 1
-    width = math.prod(N.n_outputs for N in noises)
-    check.dense_size(span, width, "the noise table of this histogram (one row per total)")
     counts = _counts(np.arange(lowest, lowest + span, dtype=np.int64), n, k)
     table = np.ones((span, 1))
     logs: FloatArray | None = None
