@@ -25,6 +25,7 @@ from dpcap.errors import ParameterError
 __all__ = [
     "LISTABLE",
     "RESERVED",
+    "check_signature",
     "family",
     "grid_from_plain",
     "normalise",
@@ -144,7 +145,7 @@ def points(grid: Any, fn: Callable[..., Any]) -> list[dict[str, Any]]:
         raise ParameterError(
             f"grid: parameter name(s) {reserved} are columns of the sweep table; rename them"
         )
-    _check_signature(fn, list(points[0]))
+    check_signature(fn, list(points[0]))
     return points
 
 
@@ -190,20 +191,28 @@ def _one_kind(name: str, values: list[Any]) -> None:
         )
 
 
-def _check_signature(fn: Callable[..., Any], names: list[str]) -> None:
+def check_signature(
+    fn: Callable[..., Any],
+    names: list[str],
+    *,
+    where: Callable[[str], str] = lambda name: "grid",
+    source: str = "the grid",
+) -> None:
+    """Refuse a name ``fn`` does not take, or an argument without default that ``names`` lacks;
+    ``where(name)`` is the argument an error names, ``source`` what gives the names."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):  # a builtin without a signature: the calls will tell
         return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
+    label = getattr(fn, "__name__", fn)
     takes = [n for n, p in params.items() if p.kind is not inspect.Parameter.POSITIONAL_ONLY]
-    for name in names:
-        if name not in takes:
-            raise ParameterError(
-                f"grid: the family {getattr(fn, '__name__', fn)} takes no parameter {name!r}; "
-                f"it takes {', '.join(takes)}"
-            )
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        for name in names:
+            if name not in takes:
+                raise ParameterError(
+                    f"{where(name)}: the family {label} takes no parameter {name!r}; "
+                    f"it takes {', '.join(takes)}"
+                )
     missing = [
         n
         for n, p in params.items()
@@ -213,8 +222,8 @@ def _check_signature(fn: Callable[..., Any], names: list[str]) -> None:
     ]
     if missing:
         raise ParameterError(
-            f"grid: the family {getattr(fn, '__name__', fn)} needs {', '.join(missing)}, "
-            "which the grid does not give"
+            f"{where(missing[0])}: the family {label} needs {', '.join(missing)}, which "
+            f"{source} does not give"
         )
 
 

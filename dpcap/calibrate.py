@@ -37,7 +37,6 @@ monotonicity only, never feasibility).
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import warnings
@@ -391,36 +390,12 @@ def _takes(fn: Callable[..., Any], param: Any, fixed: dict[str, Any]) -> None:
         raise ParameterError(
             f"fixed gives {param!r} = {check.show(fixed[param])}, the parameter being calibrated"
         )
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # a builtin without a signature: the calls will tell
-        return
-    label = getattr(fn, "__name__", repr(fn))
-    takes = [n for n, p in params.items() if p.kind is not inspect.Parameter.POSITIONAL_ONLY]
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        if param not in takes:
-            raise ParameterError(
-                f"param: the family {label} takes no parameter {param!r}; it takes "
-                f"{', '.join(takes)}"
-            )
-        unknown = [k for k in fixed if k not in takes]
-        if unknown:
-            raise ParameterError(
-                f"fixed: the family {label} takes no parameter {unknown[0]!r}; it takes "
-                f"{', '.join(takes)}"
-            )
-    missing = [
-        n
-        for n, p in params.items()
-        if p.default is inspect.Parameter.empty
-        and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        and n != param
-        and n not in fixed
-    ]
-    if missing:
-        raise ParameterError(
-            f"fixed: the family {label} needs {', '.join(missing)}, which fixed does not give"
-        )
+    _sweep_spec.check_signature(
+        fn,
+        [param, *fixed],
+        where=lambda name: "param" if name == param else "fixed",
+        source="fixed",
+    )
 
 
 def _bounds(bounds: Any) -> tuple[float, float]:

@@ -161,39 +161,25 @@ class FunctionMechanism(Mechanism):
     @property
     def matrix(self) -> FloatArray:
         """The dense matrix ``noise[values]``, built on demand under dpcap's memory limit."""
-        try:
-            return self._matrix
-        except AttributeError:
-            pass
-        check.dense_size(
-            self.n_inputs,
-            self.n_outputs,
-            f"this function mechanism {self._shape}",
-            hint=check.EVERY_ROW,
-        )
-        dense = self._noise[self._values]
-        dense.setflags(write=False)
-        object.__setattr__(self, "_matrix", dense)
-        return dense
+        return self._dense(self._noise, "_matrix")
 
     @property
     def log_matrix(self) -> FloatArray | None:
         """The dense :attr:`~dpcap.Channel.log_matrix`, from the noise's, built on demand."""
-        if self._log_noise is None:
-            return None
+        return None if self._log_noise is None else self._dense(self._log_noise, "_log")
+
+    def _dense(self, rows: FloatArray, slot: str) -> FloatArray:
+        """``rows[values]`` (one row per database), kept in ``slot`` once built."""
         try:
-            return self._log
+            kept: FloatArray = getattr(self, slot)
+            return kept
         except AttributeError:
             pass
-        check.dense_size(
-            self.n_inputs,
-            self.n_outputs,
-            f"this function mechanism {self._shape}",
-            hint=check.EVERY_ROW,
-        )
-        dense = self._log_noise[self._values]
+        what = f"this function mechanism {self._shape}"
+        check.dense_size(self.n_inputs, self.n_outputs, what, hint=check.EVERY_ROW)
+        dense = rows[self._values]
         dense.setflags(write=False)
-        object.__setattr__(self, "_log", dense)
+        object.__setattr__(self, slot, dense)
         return dense
 
     def tensor(self) -> FloatArray:
