@@ -201,9 +201,9 @@ def _channels(Ws: Any) -> tuple[list[FloatArray], list[structured.Reduced | None
             if not structured.dense_fits(W):
                 raise ProblemTooLargeError(
                     f"Ws[{i}] is a structured mechanism on {W.n_inputs} databases x "
-                    f"{W.n_outputs} outputs, above dpcap's limit of {check.MAX_DENSE_ELEMENTS} "
-                    "entries, so a batch cannot hold its prior as a dense row; "
-                    f"dpcap.capacity(Ws[{i}]) solves it on its reachable totals"
+                    f"{W.n_outputs} outputs, beyond what a batch holds as a dense prior "
+                    f"({structured.MAX_DENSE_PRIOR} databases, {check.MAX_DENSE_ELEMENTS} "
+                    f"entries); dpcap.capacity(Ws[{i}]) solves it on its reachable totals"
                 )
             reduced = structured.reduce_mechanism(W)
             mats.append(check.stochastic_matrix(reduced.rows, f"Ws[{i}]"))
