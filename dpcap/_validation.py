@@ -366,6 +366,24 @@ def domain_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
     return tuple(int(s) for s in dims)
 
 
+def integer_vectors(value: Any, name: str, what: str) -> list[NDArray[Any]]:
+    """One non-empty 1-D integer vector per database entry (scores, cell maps, score sets),
+    in its own integer dtype (a caller range-checks before any cast to int64); ``what`` names
+    a vector in the errors ("integer score vectors")."""
+    try:
+        rows = [np.asarray(v) for v in value]
+    except TypeError as exc:
+        raise MechanismError(f"{name} must be a sequence of {what}, got {show(value)}") from exc
+    if not rows:
+        raise MechanismError(f"{name} must describe at least one entry, got none")
+    for i, r in enumerate(rows):
+        if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer):
+            raise MechanismError(
+                f"{name}[{i}] must be a non-empty 1-D array of integers, got {show(r)}"
+            )
+    return rows
+
+
 #: The advice when a query needs every row of a structured mechanism.
 EVERY_ROW = (
     "this query needs every database's row; capacity, renyi_capacity, max_leakage, midp, "

@@ -479,19 +479,7 @@ class AdditiveMechanism(Mechanism):
     _lowest: int
 
     def __init__(self, scores: Any, noise: Any, /, *, neighbors: Neighbors = "hamming") -> None:
-        try:
-            rows = [np.asarray(s) for s in scores]
-        except TypeError as exc:
-            raise MechanismError(
-                f"scores must be a sequence of integer score vectors, got {check.show(scores)}"
-            ) from exc
-        if not rows:
-            raise MechanismError("scores must describe at least one entry, got none")
-        for i, r in enumerate(rows):
-            if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer):
-                raise MechanismError(
-                    f"scores[{i}] must be a non-empty 1-D array of integers, got {check.show(r)}"
-                )
+        rows = check.integer_vectors(scores, "scores", "integer score vectors")
         matrix = check.stochastic_matrix(noise, "noise")
         lowest = sum(int(r.min()) for r in rows)  # Python integers: no int64 overflow
         span = sum(int(r.max()) - int(r.min()) for r in rows) + 1

@@ -190,6 +190,8 @@ def test_bounded_sum_errors() -> None:
         bounded_sum([[0, 1, 2]] * 2, np.eye(4))
     with pytest.raises(MechanismError, match="score_sets must be a sequence"):
         bounded_sum(3, np.eye(4))
+    with pytest.raises(MechanismError, match=r"score_sets\[1\] must be a non-empty 1-D array"):
+        bounded_sum([[0, 1], [0.5, 1.5]], np.eye(4))
 
 
 # --- from_function ----------------------------------------------------------------------------

@@ -70,12 +70,12 @@ def bounded_sum(score_sets: Any, noise: Any) -> AdditiveMechanism:
     ((3, 3, 2), True)
     """
     try:
-        sets = list(score_sets)
+        sets = [sorted(s) if isinstance(s, Set) else s for s in score_sets]
     except TypeError as exc:
         raise MechanismError(
             f"score_sets must be a sequence of integer sets, got {check.show(score_sets)}"
         ) from exc
-    scores = [sorted(s) if isinstance(s, Set) else s for s in sets]
+    scores = check.integer_vectors(sets, "score_sets", "integer sets")
     return Mechanism.additive(scores, noise)
 
 
@@ -136,7 +136,7 @@ def histogram(cells: Any, noise: Any) -> AdditiveMechanism:
     >>> M.shape, M.n_outputs, math.isclose(dpcap.dp_epsilon(M), 2 * 0.5)
     ((3, 3, 3, 3), 125, True)
     """
-    maps = _cell_maps(cells)
+    maps = [c.astype(np.int64) for c in check.integer_vectors(cells, "cells", "integer cell maps")]
     n = len(maps)
     noises = _noises(noise, n, 1 + max(int(c.max()) for c in maps))
     k = len(noises)
@@ -177,23 +177,6 @@ def histogram(cells: Any, noise: Any) -> AdditiveMechanism:
             logs = (logs[:, :, None] + part[:, None, :]).reshape(span, -1)
     channel = Channel(table, log_matrix=logs) if logs is not None else table
     return Mechanism.additive(scores, channel)
-
-
-def _cell_maps(cells: Any) -> list[IntArray]:
-    try:
-        maps = [np.asarray(c) for c in cells]
-    except TypeError as exc:
-        raise MechanismError(
-            f"cells must be a sequence of integer cell maps, got {check.show(cells)}"
-        ) from exc
-    if not maps:
-        raise MechanismError("cells must describe at least one entry, got none")
-    for i, c in enumerate(maps):
-        if c.ndim != 1 or c.size == 0 or not np.issubdtype(c.dtype, np.integer):
-            raise MechanismError(
-                f"cells[{i}] must be a non-empty 1-D array of integers, got {check.show(c)}"
-            )
-    return [c.astype(np.int64) for c in maps]
 
 
 def _noises(noise: Any, n: int, k: int) -> list[Channel]:
