@@ -50,6 +50,7 @@ from dpcap._certify import warn
 from dpcap._result_base import ResultBase, fmt, plain
 from dpcap.errors import ConvergenceWarning, ParameterError, SolverError, Status
 from dpcap.mechanisms import counting_query
+from dpcap.solvers import itp
 
 __all__ = ["DATABASES", "DIRECTIONS", "CalibrationResult", "calibrate"]
 
@@ -553,7 +554,10 @@ class _Search:
                 status, message = Status.MAX_ITER, f"max_evals={stop.budget} ran out; "
                 break
             g_best, g_far = self._g(best, far), self._g(far, best)
-            x = _itp(coord(best.theta), g_best, coord(far.theta), g_far, half, steps, kappa)
+            (lo_x, f_lo), (hi_x, f_hi) = sorted(
+                [(coord(best.theta), g_best), (coord(far.theta), g_far)]
+            )
+            x = itp.step(lo_x, hi_x, f_lo, f_hi, 2 * half, steps, kappa)
             steps -= 1
             theta = math.exp(x) if stop.log_scale else x
             lo, hi = sorted((best.theta, far.theta))
@@ -600,26 +604,3 @@ class _Stop:
         if self.log_scale:
             return math.log1p(self.rtol) / 2
         return max(self.rtol * min(abs(best), abs(far)), self.atol) / 2
-
-
-def _itp(
-    x_f: float, g_f: float, x_i: float, g_i: float, half: float, steps: int, kappa: float
-) -> float:
-    """One ITP step between ``x_f`` (``g_f ≤ 0``) and ``x_i`` (``g_i > 0``).
-
-    Regula falsi, moved toward the midpoint by ``max(κ·width², min(2·half, width)/4)`` (so both
-    ends keep moving and a good estimate closes the bracket), projected within
-    ``half·2^steps − width/2`` of the midpoint (Oliveira and Takahashi 2020, Algorithm 1): with
-    ``steps`` the steps left of ``⌈log₂(width₀/(2·half))⌉ + n₀``, the bracket is within
-    ``2·half`` after that many steps whatever ``g`` does.
-    """
-    width = abs(x_i - x_f)
-    middle = x_f + (x_i - x_f) / 2
-    falsi = middle
-    if math.isfinite(g_f) and math.isfinite(g_i) and g_i > g_f:
-        falsi = x_f + (x_i - x_f) * (-g_f) / (g_i - g_f)
-    sign = 1.0 if middle >= falsi else -1.0
-    shift = max(kappa * width * width, min(2 * half, width) / 4)
-    truncated = falsi + sign * shift if shift <= abs(middle - falsi) else middle
-    reach = max(math.ldexp(half, steps) - width / 2, 0.0)
-    return truncated if abs(truncated - middle) <= reach else middle - sign * reach

@@ -30,6 +30,7 @@ from dpcap.result import (
     Status,
     curve_arrays,
 )
+from dpcap.solvers import itp
 from dpcap.solvers.mixing import least_weight
 
 __all__ = ["privacy_distortion", "privacy_distortion_curve"]
@@ -167,7 +168,7 @@ def _bracket(problem: lp.Problem, budget: float, tol: float) -> _Search:
             eps, side = _straddle(zone, radius, lo, hi, toggle)
             toggle = not toggle
         else:
-            eps = _itp(lo, hi, best.eps, f_lo, f_hi, tol, steps, kappa)
+            eps = itp.step(lo, hi, f_lo, f_hi, tol, steps, kappa, secant_hi=best.eps)
             steps -= 1
         point = lp.evaluate(problem, eps)
         solves += 1
@@ -213,36 +214,6 @@ def _top(problem: lp.Problem, point: lp.Point, budget: float) -> float:
     if not problem.within(point.mechanism, budget):
         return math.inf
     return problem.level_above(point.mechanism, point.level)
-
-
-def _itp(
-    lo: float,
-    hi: float,
-    x_hi: float,
-    f_lo: float,
-    f_hi: float,
-    tol: float,
-    steps: int,
-    kappa: float,
-) -> float:
-    """One step of the ITP method (Oliveira and Takahashi, *ACM TOMS* 47(1), 2020).
-
-    Regula falsi on ``(lo, f_lo)`` and ``(x_hi, f_hi)``, moved toward the midpoint by
-    ``max(κ·width², tol/4)`` (so that both ends keep moving, and a good estimate closes the
-    bracket), then projected within ``tol·2^steps/2 − width/2`` of the midpoint: with ``steps``
-    the solves left of the budget, the bracket is below ``tol`` after at most
-    ``⌈log₂(width₀/tol)⌉ + n₀`` steps (``n₀ = 2`` here), whatever ``f`` does between them.
-    """
-    width = hi - lo
-    middle = lo + width / 2
-    falsi = lo + (x_hi - lo) * f_lo / (f_lo - f_hi) if f_lo > f_hi else middle
-    falsi = min(max(falsi, lo), hi)
-    sign = 1.0 if middle >= falsi else -1.0
-    shift = max(kappa * width * width, min(tol, width) / 4)
-    truncated = falsi + sign * shift if shift <= abs(middle - falsi) else middle
-    reach = max(math.ldexp(tol, steps) / 2 - width / 2, 0.0)
-    eps = truncated if abs(truncated - middle) <= reach else middle - sign * reach
-    return eps if lo < eps < hi else middle
 
 
 def _reach(spread: float, lo: float, eps: float, f_lo: float, f_hi: float, x_hi: float) -> float:
