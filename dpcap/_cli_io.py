@@ -39,6 +39,7 @@ __all__ = [
     "Formatter",
     "UsageError",
     "add_output",
+    "add_points",
     "add_solve_options",
     "blame",
     "check_plot",
@@ -501,6 +502,17 @@ DEFAULT_EPS = (0.0, 0.25, 0.5, 1.0, 2.0)
 def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
     """The library options the user gave (``None`` left out, so the library's defaults hold)."""
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def add_points(
+    cmd: argparse.ArgumentParser, flag: str, what: str, help: str, *, least: int, count: str
+) -> None:
+    """The abscissae of a curve: ``flag`` (a list of ``what``) or ``--n-points`` (``count``),
+    not both."""
+    points = cmd.add_mutually_exclusive_group()
+    metavar = f"{flag.lstrip('-')}1,{flag.lstrip('-')}2,.."
+    points.add_argument(flag, type=numbers(what), metavar=metavar, help=help)
+    points.add_argument("--n-points", type=integer(least), metavar="N", help=count)
 
 
 def add_solve_options(cmd: argparse.ArgumentParser, *, tol: str, max_iter: bool = True) -> None:

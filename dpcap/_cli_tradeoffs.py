@@ -59,15 +59,13 @@ def add_parsers(sub: Any) -> None:
     )
     cmd.add_argument("file", type=Path, help=DISTORTION_HELP)
     cmd.add_argument("--prior", metavar="P1,P2,..|FILE", help=PRIOR_HELP)
-    points = cmd.add_mutually_exclusive_group()
-    points.add_argument(
+    io.add_points(
+        cmd,
         "--D",
-        type=io.numbers("budgets D"),
-        metavar="D1,D2,..",
-        help="distortion budgets, e.g. 0.1,0.2 or 0:0.5:6",
-    )
-    points.add_argument(
-        "--n-points", type=io.integer(2), metavar="N", help="points of the curve (default 25)"
+        "budgets D",
+        "distortion budgets, e.g. 0.1,0.2 or 0:0.5:6",
+        least=2,
+        count="points of the curve (default 25)",
     )
     io.add_solve_options(cmd, tol="default 1e-9, per point")
     io.add_output(cmd, plot="R(D) with tangent lines")
@@ -96,15 +94,13 @@ def add_parsers(sub: Any) -> None:
     cmd.add_argument(
         "--neighbors", choices=NEIGHBOR_NAMES, help="neighbour relation (default hamming)"
     )
-    points = cmd.add_mutually_exclusive_group()
-    points.add_argument(
-        "--D", type=io.numbers("budgets D"), metavar="D1,D2,..", help="distortion budgets >= d_min"
-    )
-    points.add_argument(
-        "--n-points",
-        type=io.integer(1),
-        metavar="N",
-        help="budgets spread over (d_min, d*(0)] (default 16)",
+    io.add_points(
+        cmd,
+        "--D",
+        "budgets D",
+        "distortion budgets >= d_min",
+        least=1,
+        count="budgets spread over (d_min, d*(0)] (default 16)",
     )
     cmd.add_argument("--solver", help="LP solver: CLARABEL (default), HIGHS, ECOS or SCS")
     io.add_solve_options(cmd, tol="width of the bracket on eps*, default 1e-9", max_iter=False)
@@ -132,15 +128,13 @@ def add_parsers(sub: Any) -> None:
         default="both",
         help="privacy funnel, information bottleneck, or both (default)",
     )
-    points = cmd.add_mutually_exclusive_group()
-    points.add_argument(
+    io.add_points(
+        cmd,
         "--R",
-        type=io.numbers("utilities R"),
-        metavar="R1,R2,..",
-        help="utilities in [0, H(X)], in --unit",
-    )
-    points.add_argument(
-        "--n-points", type=io.integer(2), metavar="N", help="points per curve (default 25)"
+        "utilities R",
+        "utilities in [0, H(X)], in --unit",
+        least=2,
+        count="points per curve (default 25)",
     )
     cmd.add_argument("--method", choices=("auto", "grid", "local"), help="default auto")
     cmd.add_argument(
