@@ -167,12 +167,8 @@ def lift(result: CapacityResult, reduced: Reduced) -> StructuredCapacityResult:
     prior = database_law(reduced, result.prior) if dense_fits(M) else np.zeros(0)
     note = (
         f"solved on the {len(reduced.totals)} reachable totals of the structured mechanism "
-        f"({_count(M.n_inputs)} databases, none enumerated"
-        + (
-            "; the row indices above are positions among the totals)"
-            if "pair" in result.message
-            else ")"
-        )
+        f"({_count(M.n_inputs)} databases, none enumerated; a row index in this message counts "
+        "the totals)"
     )
     return StructuredCapacityResult(
         value=result.value,
