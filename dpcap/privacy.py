@@ -47,7 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap import _validation as check
-from dpcap.channel import AdditiveMechanism, as_mechanism
+from dpcap.channel import AdditiveMechanism, Mechanism, as_mechanism
 from dpcap.function_mechanism import FunctionMechanism
 from dpcap.neighbors import Neighbors, neighbor_pairs
 from dpcap.result import ParameterError, ProblemTooLargeError
@@ -98,24 +98,33 @@ def _setup(M: Any, neighbors: Neighbors | None, what: str) -> Iterable[_Pairs]:
     """
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
+    rows = _distinct_rows(mech, relation)
+    if rows is not None:
+        return _every_pair(*rows, what)
     if isinstance(mech, FunctionMechanism):  # the value pairs that neighbours produce
-        if _all_pairs(relation, mech.shape):
-            values = mech.reachable()
-            logs = None if mech.log_noise is None else mech.log_noise[values]
-            return _every_pair(mech.noise[values], logs, what)
         I, J = mech.with_neighbors(relation).neighbor_rows()
         return _listed_pairs(mech.noise, mech.log_noise, I, J, what)
     if isinstance(mech, AdditiveMechanism) and isinstance(relation, str) and relation == "hamming":
-        if _one_entry_hamming(mech, relation):
-            rows = np.unique(mech.scores[0]) - int(mech.scores[0].min())
-            logs = None if mech.log_noise is None else mech.log_noise[rows]
-            return _every_pair(mech.noise[rows], logs, what)
         I, J = mech.neighbor_rows()
         return _listed_pairs(mech.noise, mech.log_noise, I, J, what)
-    if _all_pairs(relation, mech.shape):
-        return _every_pair(mech.matrix, mech.log_matrix, what)
     I, J = neighbor_pairs(mech.shape, relation)
     return _listed_pairs(mech.matrix, mech.log_matrix, I, J, what)
+
+
+def _distinct_rows(mech: Mechanism, relation: Any) -> tuple[FloatArray, FloatArray | None] | None:
+    """The rows (and log rows) to compare pairwise when every two of them are neighbours: a
+    one-entry additive mechanism's distinct noise rows, a function mechanism's rows at the
+    values its query takes, a dense matrix under an all-pairs relation; else None."""
+    if isinstance(mech, AdditiveMechanism) and _one_entry_hamming(mech, relation):
+        index = np.unique(mech.scores[0]) - int(mech.scores[0].min())
+    elif isinstance(mech, FunctionMechanism) and _all_pairs(relation, mech.shape):
+        index = mech.reachable()
+    elif _all_pairs(relation, mech.shape):
+        return mech.matrix, mech.log_matrix
+    else:
+        return None
+    logs = None if mech.log_noise is None else mech.log_noise[index]
+    return mech.noise[index], logs
 
 
 def _one_entry_hamming(mech: AdditiveMechanism, relation: Any) -> bool:
@@ -225,17 +234,9 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     """
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
-    structured = isinstance(mech, (AdditiveMechanism, FunctionMechanism))
-    if _all_pairs(relation, mech.shape) and not structured:
-        return _epsilon_all_pairs(mech.matrix, mech.log_matrix)
-    if _all_pairs(relation, mech.shape) and isinstance(mech, FunctionMechanism):
-        values = mech.reachable()
-        logs = None if mech.log_noise is None else mech.log_noise[values]
-        return _epsilon_all_pairs(mech.noise[values], logs)
-    if isinstance(mech, AdditiveMechanism) and _one_entry_hamming(mech, relation):
-        rows = np.unique(mech.scores[0]) - int(mech.scores[0].min())
-        logs = None if mech.log_noise is None else mech.log_noise[rows]
-        return _epsilon_all_pairs(mech.noise[rows], logs)
+    rows = _distinct_rows(mech, relation)
+    if rows is not None:
+        return _epsilon_all_pairs(*rows)
     blocks = _setup(mech, neighbors, "dp_epsilon")
     return max((pairwise.max_log_ratio(b.W, b.I, b.J, b.L)[0] for b in blocks), default=0.0)
 
