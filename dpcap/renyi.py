@@ -481,10 +481,11 @@ def renyi_profile(
                 ),
             )
             iterations[k] = int(sol.iterations[0])
-        if math.isinf(a):
-            diameter[k] = pairwise.max_log_ratio(matrix, I, J)[0] if len(I) else 0.0
-        else:
-            diameter[k] = pairwise.max_divergence(matrix, I, J, a)[0] if len(I) else 0.0
+    # The diameters of every order in one pass over the pairs (the logarithms taken once)
+    finite_orders = np.isfinite(grid)
+    if len(I):
+        diameter[finite_orders] = pairwise.max_divergences(matrix, I, J, grid[finite_orders])
+        diameter[~finite_orders] = pairwise.max_log_ratio(matrix, I, J)[0]
     # C_α is non-decreasing in α (§4): an upper bound at a larger order bounds every smaller one
     # (α = ∞ is already in each finite order's cap, rounded up)
     finite = order[np.isfinite(grid[order])]

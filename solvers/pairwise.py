@@ -19,14 +19,20 @@ from collections.abc import Iterator
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import logsumexp
 
 from . import divergence, rounding
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-__all__ = ["CHUNK_ELEMENTS", "hockey_curve", "max_divergence", "max_log_ratio", "max_tv"]
+__all__ = [
+    "CHUNK_ELEMENTS",
+    "hockey_curve",
+    "max_divergence",
+    "max_divergences",
+    "max_log_ratio",
+    "max_tv",
+]
 
 #: Target number of ``pair × output`` elements per chunk (512 KiB of float64): large enough to
 #: amortise numpy's per-call overhead, small enough for the temporaries to stay in cache
@@ -94,6 +100,70 @@ def max_divergence(
     return max(best, 0.0) + 0.0, *witness  # max(−0.0, 0.0) is −0.0
 
 
+def max_divergences(
+    W: FloatArray, I: IntArray, J: IntArray, alphas: FloatArray, logW: FloatArray | None = None
+) -> FloatArray:
+    """``max_{ordered pairs} D_α(W_x ‖ W_x')`` at every order of ``alphas``, in one pass.
+
+    The values of :func:`max_divergence` at each order (witnesses aside), with the logarithms of
+    each chunk of pairs taken once for all the orders instead of once per order: a Rényi
+    profile's diameters cost one ``exp`` per entry and order, not a ``log`` and an ``exp``.
+    """
+    orders = np.asarray(alphas, dtype=np.float64).ravel()
+    best = np.zeros(orders.shape)
+    logs = divergence.log(W) if logW is None else logW
+    plain = np.isfinite(orders) & (orders != 0.0) & (orders != 1.0)
+    for s in chunks(len(I), W.shape[1]):
+        a, b, la, lb = W[I[s]], W[J[s]], logs[I[s]], logs[J[s]]
+        for first, log_first, log_second in ((a, la, lb), (b, lb, la)):
+            for k in np.flatnonzero(~plain):
+                values = renyi_logs(first, log_first, log_second, float(orders[k]))
+                best[k] = max(best[k], _top(values))
+            if plain.any():
+                terms = _RenyiTerms(first, log_first, log_second)
+                for k in np.flatnonzero(plain):
+                    best[k] = max(best[k], _top(terms.divergence(float(orders[k]))))
+    out: FloatArray = np.maximum(best, 0.0) + 0.0
+    return out
+
+
+def _top(values: FloatArray) -> float:
+    """The largest value, NaN read as ∞ (a divergence is never under-reported)."""
+    return float(np.max(np.where(np.isnan(values), np.inf, values), initial=0.0))
+
+
+class _RenyiTerms:
+    """The order-free parts of :func:`renyi_logs` for rows ``p`` against rows ``q``, so that
+    each order α ∉ {0, 1, ∞} costs one ``exp`` per entry; the same branches and values."""
+
+    def __init__(self, p: FloatArray, log_p: FloatArray, log_q: FloatArray) -> None:
+        support = log_p > -np.inf
+        meet = support & (log_q > -np.inf)
+        self.meet, self.p = meet, p
+        self.escapes = np.any(support & ~meet, axis=-1)
+        self.any_meet = np.any(meet, axis=-1)
+        with np.errstate(invalid="ignore"):
+            self.ratio = np.where(meet, log_p - log_q, 0.0)
+        self.widest = float(np.max(np.abs(self.ratio), initial=0.0))
+        self.off_terms = np.where(support & ~meet, -p, 0.0)
+        self.near = float(np.max(-np.sum(self.off_terms, axis=-1), initial=0.0)) <= 0.5
+        self.log_p = np.where(meet, log_p, -np.inf)
+
+    def divergence(self, alpha: float) -> FloatArray:
+        z = (alpha - 1.0) * self.ratio
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if abs(alpha - 1.0) * self.widest <= 1.0 and self.near:
+                terms = np.where(self.meet, self.p * np.expm1(z), self.off_terms)
+                value = np.log1p(np.sum(terms, axis=-1)) / (alpha - 1.0)
+            else:
+                value = divergence.logsumexp(self.log_p + z) / (alpha - 1.0)
+        if alpha < 1.0:
+            result: FloatArray = np.where(self.any_meet, value, np.inf)
+        else:
+            result = np.where(self.escapes, np.inf, value)
+        return result + 0.0
+
+
 def renyi_logs(p: FloatArray, log_p: FloatArray, log_q: FloatArray, alpha: float) -> FloatArray:
     """``D_α(p‖q)`` (nats) with the likelihood ratios taken from ``log p − log q``.
 
@@ -107,7 +177,7 @@ def renyi_logs(p: FloatArray, log_p: FloatArray, log_q: FloatArray, alpha: float
     with np.errstate(divide="ignore", invalid="ignore"):  # log 0 = -inf is meant below
         ratio = np.where(meet, log_p - log_q, 0.0)
         if alpha == 0.0:
-            return np.asarray(-logsumexp(np.where(support, log_q, -np.inf), axis=-1))
+            return np.asarray(-divergence.logsumexp(np.where(support, log_q, -np.inf)))
         if alpha == 1.0:
             value = np.sum(np.where(meet, p * ratio, 0.0), axis=-1)
         elif math.isinf(alpha):
@@ -119,7 +189,7 @@ def renyi_logs(p: FloatArray, log_p: FloatArray, log_q: FloatArray, alpha: float
                 terms = np.where(meet, p * np.expm1(z), np.where(support, -p, 0.0))
                 value = np.log1p(np.sum(terms, axis=-1)) / (alpha - 1.0)
             else:
-                value = logsumexp(np.where(meet, log_p + z, -np.inf), axis=-1) / (alpha - 1.0)
+                value = divergence.logsumexp(np.where(meet, log_p + z, -np.inf)) / (alpha - 1.0)
     if alpha < 1.0:  # D_α = ∞ exactly when the supports do not meet
         result: FloatArray = np.where(np.any(meet, axis=-1), value, np.inf)
     else:
