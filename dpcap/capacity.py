@@ -32,7 +32,7 @@ from dpcap.result import (
     SolverError,
     Status,
 )
-from dpcap.solvers import blahut, reduce
+from dpcap.solvers import backend, blahut, reduce
 from dpcap.solvers.status import CONIC_SOLVERS
 
 __all__ = ["capacities", "capacity"]
@@ -51,6 +51,9 @@ def capacity(
     tol: float = 1e-9,
     max_iter: int | None = None,
     unit: str = "nats",
+    cost: Any = None,
+    budget: Any = None,
+    peak: Any = None,
 ) -> CapacityResult:
     """Shannon capacity ``C = max_p I(X;Y)`` of a channel, certified to ``tol``.
 
@@ -75,6 +78,11 @@ def capacity(
     max_iter : int, optional
         Budget of Blahut–Arimoto iterations (default 100,000).
     unit : {"nats", "bits"}
+    cost, budget, peak : optional
+        Input costs ``c_x ≥ 0`` (shape (n_inputs,)), a budget ``Σ_x p_x c_x ≤ budget`` and a
+        peak (inputs with ``c_x > peak`` unused): the capacity–cost function, solved by
+        :func:`dpcap.capacity_cost.capacity_cost` (``docs/mathematics.rst`` §12), which
+        returns a :class:`~dpcap.result.CostCapacityResult`.
 
     Returns
     -------
@@ -116,6 +124,20 @@ def capacity(
     >>> res.databases[2].tolist() == [0] * 38 + [1, 1]
     True
     """
+    if cost is not None or budget is not None or peak is not None:
+        from dpcap.capacity_cost import capacity_cost  # it calls capacity for s = 0
+
+        return capacity_cost(
+            W,
+            cost=cost,
+            budget=budget,
+            peak=peak,
+            method=method,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            unit=unit,
+        )
     if isinstance(W, (AdditiveMechanism, FunctionMechanism)):
         reduced = structured.reduce_mechanism(W)
         inner = capacity(
@@ -194,6 +216,8 @@ def _channels(Ws: Any) -> tuple[list[FloatArray], list[structured.Reduced | None
         mats: list[FloatArray] = []
         lifts: list[structured.Reduced | None] = []
         for i, W in enumerate(Ws):
+            if backend.is_foreign_array(W):  # another array library's matrix, maybe on a GPU
+                W = backend.to_host(W)
             if not isinstance(W, (AdditiveMechanism, FunctionMechanism)):
                 mats.append(check.stochastic_matrix(W, f"Ws[{i}]"))
                 lifts.append(None)
@@ -245,6 +269,12 @@ def capacities(
         but they may differ from :func:`capacity`'s in the last bits, and a channel with
         duplicate rows or zero or proportional columns is solved unreduced, so its prior and
         iteration count may differ too.
+
+        The 3-D array may also be one of another array library that follows the Python array
+        API (a PyTorch or CuPy array, on any device; ``array_api_compat`` recognises it). It is
+        copied to the host once, validated there and sent back to its device as float64; the
+        engine runs there, in that library; the brackets are certified on the host in NumPy
+        float64, exactly as for a NumPy stack. The result holds NumPy arrays.
     tol, max_iter, unit
         As for :func:`capacity`.
 
@@ -280,6 +310,11 @@ def capacities(
         stack = check.stochastic_stack(Ws, "Ws")
         tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
         return _stack_capacities(stack, tolerance, budget, divisor, unit)
+    if backend.is_foreign_array(Ws):
+        stack = check.stochastic_stack(backend.to_host(Ws), "Ws")
+        tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
+        on_device = backend.space(Ws).asarray(stack)  # the validated channels, on Ws's device
+        return _stack_capacities(stack, tolerance, budget, divisor, unit, on_device)
     mats, lifts = _channels(Ws)
     tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
     return _list_capacities(mats, tolerance, budget, divisor, unit, lifts)
@@ -421,11 +456,22 @@ def _irreducible(W: FloatArray) -> NDArray[np.bool_]:
 
 
 def _stack_capacities(
-    stack: FloatArray, tolerance: float, budget: int, divisor: float, unit: str
+    stack: FloatArray,
+    tolerance: float,
+    budget: int,
+    divisor: float,
+    unit: str,
+    engine_stack: Any = None,
 ) -> CapacitiesResult:
-    """:func:`capacities` of a validated 3-D stack: one vectorised batch, no reductions."""
+    """:func:`capacities` of a validated 3-D stack: one vectorised batch, no reductions.
+
+    ``engine_stack``, when given, is the same channels in another array library (on its
+    device): the engine solves that, and everything else, the certificate included, uses
+    ``stack`` on the host.
+    """
     B, nx, ny = stack.shape
-    solution = blahut.solve(stack, tol=tolerance, max_iter=budget)
+    engine_input = stack if engine_stack is None else engine_stack
+    solution = blahut.solve(engine_input, tol=tolerance, max_iter=budget)
     prior, upper_prior = solution.prior, solution.upper_prior
     lower, upper = np.empty(B), np.empty(B)
     # Certified one part of the engine's size at a time (a copy is at most one part). The radius

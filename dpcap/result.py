@@ -46,6 +46,7 @@ __all__ = [
     "ChannelError",
     "ConvergenceWarning",
     "CorrelatedLeakageResult",
+    "CostCapacityResult",
     "CurveResult",
     "DistortionResult",
     "DpcapError",
@@ -147,6 +148,50 @@ class StructuredCapacityResult(CapacityResult):
             f"bracket=[{self.lower:.12g}, {self.upper:.12g}], status={self.status.value}, "
             f"iterations={self.iterations}, method={self.method!r}, "
             f"totals={len(self.totals)})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class CostCapacityResult(CapacityResult):
+    """A certified capacity under an input cost: ``lower ≤ C(P) ≤ upper``.
+
+    ``C(P) = max {I(p, W) : Σ_x p_x c_x ≤ P, p_x = 0 where c_x > peak}`` (the capacity–cost
+    function; ``docs/mathematics.rst`` §12). ``lower = I(prior, W)`` at a prior that meets the
+    budget exactly; ``upper = s·P + max_x [D(W_x ‖ Q) − s c_x]`` for the multiplier ``s`` and
+    an output law ``Q`` found by the search (the dual certificate).
+
+    Attributes
+    ----------
+    prior : ndarray, shape (n_inputs,)
+        A prior on all inputs (0 on those above ``peak``) with ``Σ_x p_x c_x ≤ budget`` in
+        exact arithmetic, attaining ``lower``.
+    cost : ndarray, shape (n_inputs,)
+        The costs ``c_x`` as given.
+    budget : float
+        ``P``; ``inf`` when only a peak was given.
+    peak : float
+        The largest cost an input may have to be used; ``inf`` when none was given.
+    expected_cost : float
+        ``Σ_x p_x c_x`` of ``prior``, the exact value rounded to the nearest float (so never
+        above ``budget``).
+    multiplier : float
+        The Lagrange multiplier ``s ≥ 0`` of the dual certificate (``upper`` at ``s``), in
+        ``unit`` per unit of cost: 0 when the budget does not bind, ``inf`` when it only
+        allows the cheapest inputs.
+    """
+
+    cost: NDArray[np.float64]
+    budget: float
+    peak: float
+    expected_cost: float
+    multiplier: float
+
+    def __repr__(self) -> str:
+        return (
+            f"CostCapacityResult(value={_fmt(self.value)} {self.unit}, "
+            f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], status={self.status.value}, "
+            f"budget={self.budget:.6g}, expected_cost={self.expected_cost:.6g}, "
+            f"multiplier={self.multiplier:.6g}, method={self.method!r})"
         )
 
 

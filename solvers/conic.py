@@ -14,6 +14,7 @@ import cvxpy).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 import time
@@ -81,6 +82,9 @@ class ConicSolution:
     output : (k,) float64 array or None
         The radius centre ``Q`` (an output law, clipped and renormalised) where the program has
         one as a variable (:func:`renyi_capacity_conic` below :data:`CENTRE_ORDER`), else None.
+    multiplier : float or None
+        The solver's multiplier of the cost constraint (:func:`capacity_conic` with ``cost``),
+        else None. Not a certificate: the query layer evaluates the dual bound at it.
     """
 
     prior: FloatArray
@@ -90,10 +94,17 @@ class ConicSolution:
     solve_time: float
     message: str
     output: FloatArray | None = None
+    multiplier: float | None = None
 
 
 def capacity_conic(
-    W: FloatArray, *, solver: str = "CLARABEL", tol: float = 1e-9, max_iter: int | None = None
+    W: FloatArray,
+    *,
+    solver: str = "CLARABEL",
+    tol: float = 1e-9,
+    max_iter: int | None = None,
+    cost: FloatArray | None = None,
+    budget: float | None = None,
 ) -> ConicSolution:
     r"""Shannon capacity of a channel by exponential-cone programming.
 
@@ -111,6 +122,12 @@ def capacity_conic(
         The solver's iteration cap (Clarabel ``max_iter``, ECOS and SCS ``max_iters``); ``None``
         keeps each solver's default (200, 100 and 100,000). A capped run that returns a point is
         reported ``"inaccurate"``.
+    cost : (n,) float64 array, optional
+        Input costs ``c_x``: with ``budget``, the linear constraint ``Σ_x p_x c_x ≤ budget`` is
+        added (the capacity–cost function, ``docs/mathematics.rst`` §12), and the solver's
+        multiplier of it is returned in :attr:`ConicSolution.multiplier`.
+    budget : float, optional
+        The budget of the cost constraint (with ``cost``).
 
     Returns
     -------
@@ -122,7 +139,8 @@ def capacity_conic(
     ------
     ValueError
         If ``solver`` is not one of :data:`SOLVERS`, ``tol`` is not a positive finite number,
-        ``max_iter`` is not a positive integer, or ``W`` is not a non-empty 2-D array.
+        ``max_iter`` is not a positive integer, ``W`` is not a non-empty 2-D array, or only one
+        of ``cost`` and ``budget`` is given.
 
     Notes
     -----
@@ -161,6 +179,8 @@ def capacity_conic(
     name = _check_solver(solver, SOLVERS)
     _check_options(tol, max_iter)
     W = _check_channel(W)
+    if (cost is None) != (budget is None):
+        raise ValueError(f"cost and budget go together; got cost={cost!r}, budget={budget!r}")
 
     # Heavy, and only partly typed (untyped before 1.6): imported here only, and used as Any.
     cp: Any = importlib.import_module("cvxpy")
@@ -171,8 +191,16 @@ def capacity_conic(
     h_rows = entr(W).sum(axis=1)
     p = cp.Variable(n, nonneg=True)
     objective = cp.Maximize(cp.sum(cp.entr(W.T @ p)) - h_rows @ p)
-    problem = cp.Problem(objective, [cp.sum(p) == 1])
-    return _run(cp, problem, p, name, tol, max_iter, start, float)
+    if cost is None:
+        problem = cp.Problem(objective, [cp.sum(p) == 1])
+        return _run(cp, problem, p, name, tol, max_iter, start, float)
+    limit = np.asarray(cost, dtype=np.float64) @ p <= float(budget)  # type: ignore[arg-type]
+    problem = cp.Problem(objective, [cp.sum(p) == 1, limit])
+    solution = _run(cp, problem, p, name, tol, max_iter, start, float)
+    dual: Any = limit.dual_value
+    if not solution.status.usable or dual is None:
+        return solution
+    return dataclasses.replace(solution, multiplier=max(float(np.ravel(dual)[0]), 0.0))
 
 
 def renyi_capacity_conic(

@@ -121,7 +121,19 @@ class Sibson:
         self._cache = None
 
     def prepare(self, W: FloatArray) -> _Scaled:
-        """Per-element constants: the column-scaled ``W^α``."""
+        """Per-element constants: the column-scaled ``W^α``.
+
+        Raises
+        ------
+        TypeError
+            If ``W`` is not a NumPy array: this model (its expm1/log1p forms near α = 1 among
+            them) is written in NumPy, so the engine runs it on NumPy stacks only.
+        """
+        if not isinstance(W, np.ndarray):
+            raise TypeError(
+                f"the Sibson model runs on NumPy arrays only, got {type(W).__module__}."
+                f"{type(W).__name__}: pass the stack as a NumPy array"
+            )
         c = W.max(axis=1)  # (B, ny)
         positive = c > 0
         safe = np.where(positive, c, 1.0)

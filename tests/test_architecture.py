@@ -209,6 +209,7 @@ def _producers() -> list[tuple[str, object]]:
     return [
         ("capacity", lambda: dpcap.capacity(BSC)),
         ("capacities", lambda: dpcap.capacities([BSC, [[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]])),
+        ("capacity_cost", lambda: dpcap.capacity(BSC, cost=[0.0, 1.0], budget=0.3)),
         ("renyi_capacity", lambda: dpcap.renyi_capacity(BSC, 2.0)),
         ("renyi_profile", lambda: dpcap.renyi_profile(BSC, [0.0, 0.5, 1.0, math.inf])),
         ("alpha_leakage", lambda: dpcap.alpha_leakage(BSC, 2.0)),

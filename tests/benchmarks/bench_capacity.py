@@ -6,7 +6,9 @@ optimal prior is sparse, plain BA's hard case); the truncated geometric mechanis
 ε = 0.1 (a DP channel with a sparse optimal prior). Then a batch of 10,000 random 4×8 channels,
 and a ragged family: the truncated geometric mechanism on {0..n}, n = 2..200, at ten values of ε
 (1,990 channels of 199 sizes), a loop of ``dpcap.capacity`` against one ``dpcap.capacities`` call
-on the list (whose elements must equal the loop's, bit for bit).
+on the list (whose elements must equal the loop's, bit for bit). Last, when PyTorch is installed,
+``dpcap.capacities`` of the same stacks as NumPy arrays and as CPU tensors (the engine running in
+PyTorch, the certificate on the host in NumPy).
 
 dpcap runs ``dpcap.capacity(W, tol=1e-9)`` (certified gap ``upper − lower ≤ 1e-9`` nats). The peers
 are cvxpy with Clarabel, ECOS and SCS on the exponential-cone formulation
@@ -209,11 +211,50 @@ def ragged(sizes: range = range(2, 201), repeat: int = 1) -> dict[str, Any]:
     return {"n": n, "loop_s": loop_s, "batch_s": batch_s, "ratio": loop_s / batch_s, "equal": equal}
 
 
+def backends(n_channels: int = 10_000, repeat: int = 3) -> dict[str, Any]:
+    """``capacities`` of one stack as a NumPy array and as a PyTorch CPU tensor (when installed).
+
+    The engine runs in the array's own library (the array API standard); the certificate is the
+    same host NumPy evaluation for both, so the brackets are compared too. The stacks are the
+    batch's 4x8 channels and one Dirichlet(1) 256x256 channel; the two are timed interleaved.
+    """
+    print(f"\nArray libraries: capacities(stack), tol = {TOL:g}; best of {repeat}")
+    try:
+        import torch  # type: ignore[import-not-found]
+    except ImportError:
+        print("  torch (CPU) not installed: row skipped")
+        return {}
+    rng = np.random.default_rng(SEED + 2)
+    stacks = {
+        f"{n_channels:,} x 4x8": rng.dirichlet(np.ones(8), size=(n_channels, 4)),
+        "1 x 256x256": rng.dirichlet(np.ones(256), size=256)[None],
+    }
+    out: dict[str, Any] = {"torch": torch.__version__}
+    for name, stack in stacks.items():
+        tensor = torch.asarray(stack.copy())
+        dpcap.capacities(stack[:2], tol=TOL), dpcap.capacities(tensor[:2], tol=TOL)  # warm-up
+        times = {"numpy": np.inf, "torch": np.inf}
+        results: dict[str, Any] = {}
+        for _ in range(repeat):
+            for label, arg in (("numpy", stack), ("torch", tensor)):
+                start = time.perf_counter()
+                results[label] = dpcap.capacities(arg, tol=TOL)
+                times[label] = min(times[label], time.perf_counter() - start)
+        a, b = results["numpy"], results["torch"]
+        overlap = bool(np.all(a.lower <= b.upper) and np.all(b.lower <= a.upper))
+        out[name] = {**times, "overlap": overlap}
+        print(
+            f"  {name:14s} numpy {times['numpy']:8.3f} s   torch {times['torch']:8.3f} s"
+            f"   torch/numpy {times['torch'] / times['numpy']:5.2f}   brackets overlap: {overlap}"
+        )
+    return out
+
+
 def main(repeat: int = 3) -> dict[str, Any]:
     if getattr(dpcap, "capacity", None) is None:
         print("dpcap.capacity not available yet: timing the cvxpy peers only\n")
     rows = single_channels(repeat)
-    return {"single": rows, "batch": batch(), "ragged": ragged()}
+    return {"single": rows, "batch": batch(), "ragged": ragged(), "backends": backends()}
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import bench_calibrate
 import bench_capacity
+import bench_capacity_cost
 import bench_delta
 import bench_funnel
 import bench_lp
@@ -64,6 +65,9 @@ def main() -> None:
     bench_delta.main()
     print()
     bench_capacity.main()
+    print()
+    bench_capacity_cost.main()
+    print()
     bench_midp.main()
     bench_renyi.main()
     bench_lp.main()

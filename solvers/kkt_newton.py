@@ -1,0 +1,291 @@
+"""Newton steps on the KKT system of the capacity problem: the polish of the batched engine.
+
+The optimal prior of ``max_p I(p, W)`` satisfies ``D_x(p) = C`` on its support and
+``D_x(p) ≤ C`` off it (``docs/mathematics.rst`` §1), with ``Σ p = 1``; the Jacobian of the
+divergences is ``∂D_x/∂p_z = −Σ_y W_xy W_zy / q_y`` for Shannon's model (an engine model
+supplies its own). Two Newton methods solve this system from the prior that Blahut–Arimoto
+reached, for the elements of a part of the batch (:func:`dpcap.solvers.blahut.solve`):
+
+* :func:`newton`, on a guessed support with an active-set rule, quadratically convergent once the
+  support is right;
+* :func:`interior_point`, a primal–dual interior-point method, robust whatever the support.
+
+Each iterate goes through the engine's record of best brackets (``best.update``), so a step only
+ever helps: the certificate judges every iterate, and a wrong step costs time, never validity.
+The steps work in the array library of ``W`` (:mod:`dpcap.solvers.backend`); the linear solves
+are passed in (``solve``), NumPy's being :func:`dpcap.solvers.blahut._solve`, whose systems are
+built here a block at a time (:func:`_active_set_matrix`, :func:`_interior_matrix`); another
+library's systems are built whole and solved by :func:`solve_stack`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import backend
+
+__all__ = ["STALL", "interior_point", "newton", "solve_stack"]
+
+IntArray = NDArray[np.int64]
+
+#: Newton steps without halving the certified gap after which the active-set polish gives up.
+STALL = 4
+
+Solve = Callable[[Callable[[slice], Any], Any], Any]
+
+
+def newton(
+    model: Any,
+    W: Any,
+    aux: Any,
+    p: Any,
+    tol: float,
+    best: Any,
+    idx: IntArray,
+    solve: Solve,
+) -> IntArray:
+    """Active-set Newton on the KKT system, from prior ``p``; returns the steps per element.
+
+    On a support ``S`` the residuals are ``D_x − C`` (x ∈ S), ``p_x`` (x ∉ S) and ``Σ p − 1``.
+    Support rule: a Newton step that would make some masses negative is not taken; instead the
+    negative inputs that the current value ``C`` does not reach (``D_x < C``) leave the support,
+    or, if there are none, the single support input with the smallest ``D_x`` (inputs outside
+    every optimal support have ``D_x(p*) < C``). Inputs with ``D_x > C`` join the support. An
+    element whose certified gap has not halved in :data:`STALL` steps leaves the polish.
+    """
+    sp = best.sp
+    xp = sp.xp
+    nx, count = int(W.shape[1]), len(idx)
+    steps = np.zeros(count, dtype=np.int64)
+    support = p > 1e-9 * xp.max(p, axis=-1, keepdims=True)
+    p = xp.where(support, p, 0.0)
+    p = p / xp.sum(p, axis=-1, keepdims=True)
+    D = model.divergences(W, aux, p)
+    C = model.lower(W, aux, p, D)
+    live = np.arange(count)
+    Wl, al = W, aux
+    last_gap = best.gap(idx)
+    stalled = np.zeros(count, dtype=np.int64)
+    inputs = sp.arange(nx)
+    build = _active_set_matrix if sp.numpy else _active_set_system
+    for _ in range(min(2 * nx + 20, 60)):
+        Sl, pl, Dl, Cl = (sp.rows(a, live, count) for a in (support, p, D, C))
+        # Residuals: D_x − C on the support, p_x off it, and Σ p − 1.
+        total = xp.sum(pl, axis=-1) - 1
+        F = sp.concat([xp.where(Sl, Dl - Cl[:, None], pl), total[:, None]], -1)
+        delta = solve(partial(build, model, Wl, al, pl, Dl, Sl), -F)
+        usable = xp.all(xp.isfinite(delta), axis=-1)  # NaN step: stay put
+        delta = xp.where(usable[:, None], delta, 0.0)
+        p_new = pl + delta[:, :nx]
+        negative = Sl & ~(p_new >= 0)
+        blocked = xp.any(negative, axis=-1)
+        leaving = negative & (Dl < Cl[:, None])
+        fallback = blocked & ~xp.any(leaving, axis=-1)
+        weakest = xp.argmin(xp.where(Sl, Dl, xp.inf), axis=-1)
+        leaving = leaving | (fallback[:, None] & (inputs[None, :] == weakest[:, None]))
+        Sl = Sl & ~leaving
+        p_next = xp.where(Sl, xp.maximum(p_new, 0.0), 0.0)
+        mass = xp.sum(p_next, axis=-1, keepdims=True)
+        good = xp.isfinite(mass[:, 0]) & (mass[:, 0] > 0)
+        p_next = xp.where(good[:, None], p_next / xp.where(good[:, None], mass, 1.0), pl)
+        D_next = model.divergences(Wl, al, p_next)
+        lower_next = model.lower(Wl, al, p_next, D_next)
+        at = idx[live]
+        best.update(at, p_next, D_next, lower_next)
+        C_next = xp.where(blocked | ~good, lower_next, Cl + delta[:, nx])
+        Sl = Sl | (D_next > C_next[:, None] + 0.5 * tol)  # inputs the current C does not cover
+        support, p = sp.put(support, live, Sl), sp.put(p, live, p_next)
+        D, C = sp.put(D, live, D_next), sp.put(C, live, C_next)
+        steps[live] += 1
+        # An element whose certified gap has not halved in STALL steps has the wrong support:
+        # it leaves the polish (the interior-point method does not need the support).
+        gap = best.gap(at)
+        progress = gap < 0.5 * last_gap[live]
+        stalled[live] = np.where(progress, 0, stalled[live] + 1)
+        last_gap[live] = np.where(progress, gap, last_gap[live])
+        keep = (gap > tol) & (stalled[live] < STALL)
+        live = live[keep]
+        if not live.size:
+            break
+        if not keep.all():
+            del Wl  # the smaller working copy is taken from W: never two copies at once
+            Wl, al = sp.rows(W, live, count), sp.rows(aux, live, count)
+    return steps
+
+
+def interior_point(
+    model: Any,
+    W: Any,
+    aux: Any,
+    p: Any,
+    tol: float,
+    best: Any,
+    idx: IntArray,
+    solve: Solve,
+    max_steps: int = 100,
+) -> IntArray:
+    """Primal–dual interior-point Newton on the KKT system; returns the steps per element.
+
+    KKT of ``max I(p)`` over the simplex: ``D_x(p) + λ_x = C``, ``λ ≥ 0``, ``p ≥ 0``,
+    ``p_x λ_x = 0``, ``Σ p = 1`` (``λ_x = C − D_x`` is the slack of input x). The complementarity
+    is relaxed to ``p_x λ_x = μ`` and μ is driven to 0; with ``H = −W diag(1/q) Wᵀ`` each step
+    solves ``(H − diag(λ/p)) Δp − ΔC·1 = −r_1 + r_2/p``, ``1ᵀΔp = 0`` and stays inside the
+    positive orthant (fraction to the boundary 0.995). Robust whatever the support, it is used
+    for the elements that Blahut–Arimoto and the active-set polish leave uncertified.
+    """
+    sp = best.sp
+    xp = sp.xp
+    n, count = int(W.shape[1]), len(idx)
+    steps = np.zeros(count, dtype=np.int64)
+    p = 0.999 * p + 0.001 / n
+    D = model.divergences(W, aux, p)
+    C = xp.max(D, axis=-1)
+    lam = xp.maximum(C[:, None] - D, 0.0)
+    lam = lam + xp.maximum(C - model.lower(W, aux, p, D), 1e-6)[:, None]
+    # An element with an infinite D_x (its centre misses outputs some input reaches) has no
+    # finite KKT residual: it keeps the brackets the other steps found.
+    live = np.flatnonzero(sp.host(xp.all(xp.isfinite(D), axis=-1)))
+    Wl, al = sp.rows(W, live, count), sp.rows(aux, live, count)
+    build = _interior_matrix if sp.numpy else _interior_system
+    for _ in range(max_steps):
+        if not live.size:
+            break
+        pl, Dl, Cl, ll = (sp.rows(a, live, count) for a in (p, D, C, lam))
+        mu = 0.1 * xp.sum(pl * ll, axis=-1) / n
+        r1 = Dl + ll - Cl[:, None]
+        r2 = pl * ll - mu[:, None]
+        rhs = sp.concat([-r1 + r2 / pl, sp.zeros((live.size, 1))], -1)
+        delta = solve(partial(build, model, Wl, al, pl, Dl, ll), rhs)
+        usable = xp.all(xp.isfinite(delta), axis=-1)  # NaN step: stay put
+        delta = xp.where(usable[:, None], delta, 0.0)
+        dp, dC = delta[:, :n], delta[:, n]
+        dl = (-r2 - ll * dp) / pl
+        # the longest steps that keep p and λ non-negative (divisions by negatives only)
+        limit_p = xp.min(xp.where(dp < 0, -pl / xp.where(dp < 0, dp, -1.0), xp.inf), axis=-1)
+        limit_l = xp.min(xp.where(dl < 0, -ll / xp.where(dl < 0, dl, -1.0), xp.inf), axis=-1)
+        t = xp.minimum(0.995 * xp.minimum(limit_p, limit_l), 1.0)
+        t = xp.where(usable & xp.isfinite(t), t, 0.0)[:, None]
+        pl = xp.maximum(pl + t * dp, 0.0)
+        pl = pl / xp.sum(pl, axis=-1, keepdims=True)
+        ll = ll + t * dl
+        Cl = Cl + t[:, 0] * dC
+        Dl = model.divergences(Wl, al, pl)
+        at = idx[live]
+        best.update(at, pl, Dl, model.lower(Wl, al, pl, Dl))
+        p, D = sp.put(p, live, pl), sp.put(D, live, Dl)
+        C, lam = sp.put(C, live, Cl), sp.put(lam, live, ll)
+        steps[live] += 1
+        keep = (best.gap(at) > tol) & sp.host(xp.all(xp.isfinite(Dl), axis=-1))
+        live = live[keep]
+        if live.size and not keep.all():
+            del Wl  # the smaller working copy is taken from W: never two copies at once
+            Wl, al = sp.rows(W, live, count), sp.rows(aux, live, count)
+    return steps
+
+
+def _part(array: Any, k: slice, n: int) -> Any:
+    """``array[k]`` for a slice of ``range(n)``; the array itself when ``k`` covers it all."""
+    return array if (k.start or 0) == 0 and (k.stop is None or k.stop >= n) else array[k]
+
+
+def _fill_jacobian(model: Any, W: Any, aux: Any, p: Any, D: Any, out: Any) -> None:
+    """The model's Jacobian written into ``out``: in place if the model can, else copied."""
+    into = getattr(model, "jacobian_into", None)
+    if into is not None:
+        into(W, aux, p, D, out)
+    else:
+        out[...] = model.jacobian(W, aux, p, D)
+
+
+def _active_set_matrix(
+    model: Any, W: Any, aux: Any, p: Any, D: Any, S: Any, k: slice
+) -> NDArray[np.float64]:
+    """``[[G on S, unit rows off S, −1_S], [1ᵀ, 0]]`` of elements ``k``, G written in place."""
+    n = p.shape[0]
+    W, aux, p, D, S = (_part(a, k, n) for a in (W, aux, p, D, S))
+    L, nx = p.shape
+    A = np.zeros((L, nx + 1, nx + 1))
+    _fill_jacobian(model, W, aux, p, D, A[:, :nx, :nx])
+    rows = np.nonzero(~S)
+    A[rows] = 0.0  # the rows off S become unit rows
+    A[(*rows, rows[1])] = 1.0
+    A[:, :nx, nx] = np.where(S, -1.0, 0.0)
+    A[:, nx, :nx] = 1.0
+    return A
+
+
+def _interior_matrix(
+    model: Any, W: Any, aux: Any, p: Any, D: Any, lam: Any, k: slice
+) -> NDArray[np.float64]:
+    """``[[H − diag(λ/p), −1], [1ᵀ, 0]]`` of elements ``k``, ``H`` written in place."""
+    W, aux, p, D, lam = (_part(a, k, p.shape[0]) for a in (W, aux, p, D, lam))
+    L, n = p.shape
+    K = np.zeros((L, n + 1, n + 1))
+    _fill_jacobian(model, W, aux, p, D, K[:, :n, :n])
+    K[:, np.arange(n), np.arange(n)] -= lam / p
+    K[:, :n, n] = -1.0
+    K[:, n, :n] = 1.0
+    return K
+
+
+def _bordered(sp: backend.Space, top: Any, side: Any) -> Any:
+    """``[[top, side], [1ᵀ, 0]]`` for a stack ``top`` (L, n, n) and ``side`` (L, n, 1)."""
+    L, n = int(top.shape[0]), int(top.shape[1])
+    bottom = sp.concat([sp.full((L, 1, n), 1.0), sp.zeros((L, 1, 1))], -1)
+    return sp.concat([sp.concat([top, side], -1), bottom], 1)
+
+
+def _active_set_system(model: Any, W: Any, aux: Any, p: Any, D: Any, S: Any, k: slice) -> Any:
+    """:func:`_active_set_matrix` in any array library, built whole (no writes into views)."""
+    W, aux, p, D, S = (_part(a, k, p.shape[0]) for a in (W, aux, p, D, S))
+    sp = backend.space(p)
+    xp = sp.xp
+    G = model.jacobian(W, aux, p, D)
+    top = xp.where(S[:, :, None], G, sp.eye(int(p.shape[1])))  # the rows off S: unit rows
+    side = xp.where(S, sp.full(tuple(S.shape), -1.0), 0.0)
+    return _bordered(sp, top, side[:, :, None])
+
+
+def _interior_system(model: Any, W: Any, aux: Any, p: Any, D: Any, lam: Any, k: slice) -> Any:
+    """:func:`_interior_matrix` in any array library, built whole (no writes into views)."""
+    W, aux, p, D, lam = (_part(a, k, p.shape[0]) for a in (W, aux, p, D, lam))
+    sp = backend.space(p)
+    xp = sp.xp
+    L, n = int(p.shape[0]), int(p.shape[1])
+    H = model.jacobian(W, aux, p, D)
+    top = H - xp.where(sp.eye(n) > 0, (lam / p)[:, :, None], 0.0)
+    return _bordered(sp, top, sp.full((L, n, 1), -1.0))
+
+
+def solve_stack(system: Callable[[slice], Any], b: Any) -> Any:
+    """Batched ``A x = b`` (``A = system(slice(None))``, (L, m, m); ``b`` (L, m)) in the
+    array library of ``b``: one ``linalg.solve`` of the whole stack.
+
+    An element whose system is not finite gets a NaN step (it is solved as the identity and its
+    answer discarded). If the library refuses the batch (a singular element: PyTorch and NumPy
+    raise), the whole batch is solved by the pseudo-inverse, whose ``A⁺b`` is the least-squares
+    solution of minimum norm (the least-squares fallback of NumPy's path); a library that
+    returns non-finite numbers instead (CuPy) gives that element a NaN step. Memory: the stack
+    of systems and its factors, about ``2 m²`` entries per element (the pseudo-inverse: its
+    SVD, about ``4 m²``).
+    """
+    sp = backend.space(b)
+    xp = sp.xp
+    A = system(slice(None))
+    m = int(b.shape[1])
+    finite = xp.all(xp.isfinite(A), axis=(1, 2)) & xp.all(xp.isfinite(b), axis=1)
+    A = xp.where(finite[:, None, None], A, sp.eye(m))
+    rhs = xp.where(finite[:, None], b, 0.0)[:, :, None]
+    try:
+        x = xp.linalg.solve(A, rhs)
+    except (np.linalg.LinAlgError, RuntimeError, ValueError):
+        try:
+            x = xp.matmul(xp.linalg.pinv(A), rhs)
+        except (np.linalg.LinAlgError, RuntimeError, ValueError):
+            return sp.full(tuple(b.shape), np.nan)
+    return xp.where(finite[:, None], x[:, :, 0], xp.nan)
