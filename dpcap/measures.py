@@ -5,6 +5,9 @@ zero gives ∞; the orders α = 0, 1 and ∞ of Rényi quantities are exact bran
 near 1 are evaluated without cancellation. Every argument is validated: probability vectors
 must be non-negative and sum to 1 within ``1e-9``; channels must be row-stochastic. Data
 arguments are positional-only; the order α (or γ) may also be passed by keyword.
+
+Rényi, Tsallis and conditional entropies live in :mod:`dpcap.entropies`, f-divergences in
+:mod:`dpcap.divergences` (``docs/mathematics.rst`` §10); both are re-exported here.
 """
 
 from __future__ import annotations
@@ -15,24 +18,54 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, rel_entr, xlogy
 
+from dpcap import _information as kernel
 from dpcap import _validation as check
 from dpcap.channel import as_mechanism
+from dpcap.divergences import (
+    F_DIVERGENCES,
+    bhattacharyya_coefficient,
+    bhattacharyya_distance,
+    chi2_divergence,
+    f_divergence,
+    hellinger_distance,
+    hellinger_divergence,
+    jensen_shannon_divergence,
+)
+from dpcap.entropies import (
+    arimoto_conditional_entropy,
+    conditional_entropy,
+    renyi_entropy,
+    tsallis_entropy,
+)
 from dpcap.result import ParameterError, SolverError, Status
 from dpcap.solvers import divergence
 from dpcap.solvers import renyi as renyi_engine
 
 __all__ = [
+    "F_DIVERGENCES",
+    "arimoto_conditional_entropy",
     "arimoto_mi",
     "augustin_mi",
+    "bhattacharyya_coefficient",
+    "bhattacharyya_distance",
+    "chi2_divergence",
+    "conditional_entropy",
     "conditional_mutual_information",
+    "conditional_sibson_mi",
     "entropy",
+    "f_divergence",
+    "hellinger_distance",
+    "hellinger_divergence",
     "hockey_stick",
+    "jensen_shannon_divergence",
     "kl_divergence",
     "min_entropy_leakage",
     "mutual_information",
     "renyi_divergence",
+    "renyi_entropy",
     "renyi_mi",
     "sibson_mi",
+    "tsallis_entropy",
     "tv_distance",
 ]
 
@@ -47,34 +80,6 @@ def _prior_channel(prior: Any, W: Any) -> tuple[check.FloatArray, check.FloatArr
     matrix = check.stochastic_matrix(W, "W")
     p = check.distribution(prior, "prior", size=matrix.shape[0])
     return p, matrix
-
-
-def _weighted_kl(
-    weights: check.FloatArray,
-    rows: check.FloatArray,
-    mixture: Any,
-    log_mixture: Any = None,
-) -> float:
-    """``Σ w · D(row ‖ mixture)`` over the rows, rows of weight 0 contributing 0 (not 0·∞).
-
-    Where a mixture entry underflowed to 0 under a positive row entry (masses near 1e-300),
-    its term ``row · (log row − log mixture)`` is taken from ``log_mixture()``, the mixture's
-    logarithm computed in the log domain: the true mixture is positive there."""
-    terms = rel_entr(rows, mixture)
-    lost = (rows > 0) & (np.asarray(mixture) == 0) & (weights > 0)
-    if log_mixture is not None and lost.any():
-        logs = np.broadcast_to(log_mixture(), terms.shape)
-        with np.errstate(invalid="ignore"):
-            exact = rows * (divergence.log(rows) - logs)
-        terms = np.where(lost, exact, terms)
-    sums = np.where(weights > 0, np.sum(terms, axis=-1, keepdims=True), 0.0)
-    return max(float(np.sum(weights * sums)), 0.0)
-
-
-def _log_mixture(log_weights: check.FloatArray, rows: check.FloatArray) -> Any:
-    """``log Σ_x w_x rows_x`` along axis −2 from ``log w`` (shape ``(..., m, 1)``), no underflow."""
-    with np.errstate(divide="ignore"):
-        return logsumexp(log_weights + divergence.log(rows), axis=-2, keepdims=True)
 
 
 def entropy(p: Any, /, *, unit: str = "nats") -> float:
@@ -98,7 +103,7 @@ def kl_divergence(p: Any, q: Any, /, *, unit: str = "nats") -> float:
     0.510826
     """
     P, Q = _pair(p, q)
-    return float(np.sum(rel_entr(P, Q))) / check.unit_divisor(unit)
+    return max(float(np.sum(rel_entr(P, Q))), 0.0) / check.unit_divisor(unit)
 
 
 def renyi_divergence(p: Any, q: Any, /, alpha: float, *, unit: str = "nats") -> float:
@@ -120,7 +125,7 @@ def renyi_divergence(p: Any, q: Any, /, alpha: float, *, unit: str = "nats") -> 
     """
     a = check.order(alpha)
     P, Q = _pair(p, q)
-    return float(divergence.renyi(P, Q, a)) / check.unit_divisor(unit)
+    return max(float(divergence.renyi(P, Q, a)), 0.0) / check.unit_divisor(unit)
 
 
 def hockey_stick(p: Any, q: Any, /, gamma: Any) -> Any:
@@ -155,14 +160,7 @@ def mutual_information(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
     0.531004
     """
     p, matrix = _prior_channel(prior, W)
-    return _mutual_information(p, matrix) / check.unit_divisor(unit)
-
-
-def _mutual_information(p: check.FloatArray, matrix: check.FloatArray) -> float:
-    weights = p[:, None]
-    return _weighted_kl(
-        weights, matrix, p @ matrix, lambda: _log_mixture(divergence.log(weights), matrix)
-    )
+    return kernel.shannon_mi(p, matrix) / check.unit_divisor(unit)
 
 
 def conditional_mutual_information(
@@ -196,9 +194,9 @@ def conditional_mutual_information(
         known = context_mass > 0
         log_context = np.log(np.where(known, context_mass, 1.0))
         log_posterior = np.where(known, divergence.log(weights) - log_context, -np.inf)
-        return _log_mixture(log_posterior, tensor)
+        return kernel.log_mixture(log_posterior, tensor)
 
-    return _weighted_kl(weights, tensor, mixture, log_mixture) / check.unit_divisor(unit)
+    return kernel.weighted_kl(weights, tensor, mixture, log_mixture) / check.unit_divisor(unit)
 
 
 def sibson_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
@@ -216,52 +214,92 @@ def sibson_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> flo
     """
     a = check.order(alpha)
     p, matrix = _prior_channel(prior, W)
-    return _sibson(p, matrix, a) / check.unit_divisor(unit)
+    return kernel.sibson(p, matrix, a) / check.unit_divisor(unit)
 
 
-def _sibson(
-    p: check.FloatArray,
-    matrix: check.FloatArray,
-    alpha: float,
-    log_p: check.FloatArray | None = None,
+def conditional_sibson_mi(
+    joint: Any, /, alpha: float, *, kind: str = "y|z", unit: str = "nats"
 ) -> float:
-    """Sibson's α-information; ``log_p`` (optional) is ``log p``, kept where p underflowed."""
-    if log_p is None:
-        log_p = divergence.log(p)
-    support = log_p > -np.inf
-    rows, weights, log_weights = matrix[support], p[support], log_p[support]
-    if alpha == 1.0:
-        column = log_weights[:, None]
-        return _weighted_kl(
-            weights[:, None], rows, weights @ rows, lambda: _log_mixture(column, rows)
-        )
-    if alpha == 0.0:
-        return max(-math.log(float(np.max(weights @ (rows > 0)))), 0.0) + 0.0
-    if math.isinf(alpha):
-        return float(math.log(float(np.sum(np.max(rows, axis=0)))))
-    column = np.any(rows > 0, axis=0)
-    rows = rows[:, column]
-    logs = divergence.log(rows)
-    if abs(alpha - 1.0) < 1e-2:
-        # Near α = 1 every quantity is 1 + O(α − 1): write Σ_x p_x W^α = q_y (1 + t_y) and
-        # Σ_y (…)^{1/α} = 1 + T, and keep t and T in expm1/log1p form (no cancellation).
-        q = weights @ rows
-        kept = q > 0  # (a column held only by underflowed tilted masses weighs nothing)
-        rows, logs, q = rows[:, kept], logs[:, kept], q[kept]
-        z = np.where(rows > 0, (alpha - 1.0) * np.where(rows > 0, logs, 0.0), 0.0)
-        t = (weights @ (rows * np.expm1(z))) / q
-        ratio = np.log1p(t) / alpha + (1.0 - alpha) / alpha * np.log(q)
-        total = float(np.sum(q * np.expm1(ratio)))
-        return max(alpha / (alpha - 1.0) * math.log1p(total), 0.0)
-    # log Σ_x p_x W_xy^α per output, then the 1/α power sum, all in the log domain:
-    # α/(α−1) · log Σ_y exp(inner_y/α) = m/(α−1) + α/(α−1) · log Σ_y exp((inner_y − m)/α),
-    # m = max inner, which for a subnormal α tends to its limit −m = I_0 without overflow.
-    inner = logsumexp(alpha * logs + log_weights[:, None], axis=0)
-    top = float(np.max(inner))
-    with np.errstate(over="ignore"):
-        spread = (inner - top) / alpha
-    value = top / (alpha - 1.0) + alpha / (alpha - 1.0) * float(logsumexp(spread))
-    return max(value, 0.0)
+    """Conditional Sibson α-mutual information ``I_α(X;Y|Z)`` of a joint law ``joint[x, y, z]``.
+
+    Parameters
+    ----------
+    joint : array_like, shape (|X|, |Y|, |Z|)
+        The joint law ``P(X=x, Y=y, Z=z)``.
+    alpha : float
+        The order, in [0, ∞].
+    kind : {"y|z", "z"}
+        Which law is optimised out (Esposito, Wu & Gastpar 2021): ``"y|z"`` minimises
+        ``D_α(P_XYZ ‖ P_{X|Z} Q_{Y|Z} P_Z)`` over ``Q_{Y|Z}``; ``"z"`` minimises
+        ``D_α(P_XYZ ‖ P_{X|Z} P_{Y|Z} Q_Z)`` over ``Q_Z`` (symmetric in X and Y).
+    unit : {"nats", "bits"}
+        Unit of the result.
+
+    Returns
+    -------
+    float
+        ``I_α^{Y|Z}(X;Y|Z)`` or ``I_α^{Z}(X;Y|Z)``, ≥ 0.
+
+    Raises
+    ------
+    PriorError
+        If ``joint`` is not a 3-D probability law.
+    ParameterError
+        If ``alpha`` is negative or NaN, or ``kind`` is unknown.
+
+    Notes
+    -----
+    Both minimisations have closed forms (Hölder's inequality, per value of z; the minimisers are
+    ``Q(y|z) ∝ (Σ_x P(x|z) P(y|x,z)^α)^{1/α}`` and ``Q(z) ∝ P(z) S_z^{1/α}``):
+
+    ``I_α^{Y|Z} = 1/(α−1) · log Σ_z P(z) exp((α−1) I_α^S(P_{X|z}, P_{Y|X,z}))``, an exponential
+    mean of the Sibson informations of the slices (:func:`sibson_mi`), and
+
+    ``I_α^{Z} = α/(α−1) · log Σ_z P(z) S_z^{1/α}``, ``S_z = Σ_{x,y} P(x,y|z)^α (P(x|z)
+    P(y|z))^{1−α} = exp((α−1) D_α(P_{XY|z} ‖ P_{X|z} P_{Y|z}))`` (:func:`renyi_mi` per slice).
+
+    Both are I(X;Y|Z) at α = 1 (:func:`conditional_mutual_information`). With Z constant,
+    ``"y|z"`` is Sibson's ``I_α^S`` and ``"z"`` is ``D_α(P_XY ‖ P_X P_Y)``. At α = ∞, ``"y|z"``
+    is the conditional maximal leakage ``max_z log Σ_y max_x P(y|x,z)`` and ``"z"`` is
+    ``log Σ_z P(z) max_{x,y} P(x,y|z)/(P(x|z)P(y|z))``; at α = 0 they are
+    ``−log Σ_z P(z) e^{−I_0^S(z)}`` and ``min_z D_0(P_{XY|z} ‖ P_{X|z}P_{Y|z})``. Near α = 1 the
+    mean is taken with ``expm1``/``log1p`` (``docs/mathematics.rst`` §10).
+
+    References
+    ----------
+    A. R. Esposito, D. Wu, M. Gastpar, "On conditional Sibson's α-mutual information", Proc.
+    IEEE International Symposium on Information Theory (ISIT), 2021 (arXiv:2102.00720).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> W = np.array([[0.9, 0.1], [0.1, 0.9]])
+    >>> joint = np.stack([0.25 * W, 0.25 * W], axis=2)   # Z independent of (X, Y)
+    >>> round(conditional_sibson_mi(joint, 2.0), 12) == round(sibson_mi([0.5, 0.5], W, 2.0), 12)
+    True
+    """
+    a = check.order(alpha)
+    variant = check.choice(kind, ("y|z", "z"), "kind")
+    law = kernel.joint_law(joint, 3, "joint[x, y, z] = P(X=x, Y=y, Z=z)")
+    divisor = check.unit_divisor(unit)
+    pz = law.sum(axis=(0, 1))
+    values = np.zeros(pz.shape)
+    for z in np.flatnonzero(pz > 0):
+        slab = law[:, :, z]
+        px = slab.sum(axis=1)
+        seen = px > 0
+        rows = slab[seen] / px[seen, None]
+        rows /= rows.sum(axis=1, keepdims=True)
+        prior = px[seen] / px[seen].sum()
+        if variant == "y|z":
+            values[z] = kernel.sibson(prior, rows, a)
+        else:
+            values[z] = kernel.naive_renyi_mi(prior, rows, a)
+    if variant == "y|z":
+        c = a - 1.0  # ∞ at α = ∞: the maximum over z
+    else:
+        c = 1.0 if math.isinf(a) else (-math.inf if a == 0.0 else (a - 1.0) / a)
+    return max(kernel.exponential_mean(pz, values, c), 0.0) / divisor + 0.0
 
 
 def arimoto_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> float:
@@ -290,14 +328,14 @@ def arimoto_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> fl
         hits = np.max(np.sum(matrix[support] > 0, axis=0))
         return (math.log(int(support.sum())) - math.log(int(hits))) / divisor
     if a == 1.0:
-        return _sibson(p, matrix, 1.0) / divisor
+        return kernel.sibson(p, matrix, 1.0) / divisor
     # the tilted prior p^α / Σ p^α, kept in the log domain (its small masses underflow at
     # large α, and they carry O(1/α) of the value)
     support = p > 0
     log_tilted = np.full(p.shape, -np.inf)
     logs = a * np.log(p[support])
     log_tilted[support] = logs - logsumexp(logs)
-    return _sibson(np.exp(log_tilted), matrix, a, log_tilted) / divisor
+    return kernel.sibson(np.exp(log_tilted), matrix, a, log_tilted) / divisor
 
 
 def _min_entropy_leakage(p: check.FloatArray, matrix: check.FloatArray) -> float:
@@ -335,39 +373,7 @@ def renyi_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> floa
     """
     a = check.order(alpha)
     p, matrix = _prior_channel(prior, W)
-    return _renyi_mi(p, matrix, a) / check.unit_divisor(unit)
-
-
-def _renyi_mi(p: check.FloatArray, matrix: check.FloatArray, alpha: float) -> float:
-    """``D_α(P_XY ‖ P_X P_Y)`` in the log domain: the ratio of the two laws at (x, y) is
-    ``W_xy / q_y`` (p_x cancels), so no product ``p_x q_y`` is formed, and it underflows
-    nowhere. ``D_α = 1/(α−1) log Σ_{x,y} P_XY(x,y) (W_xy/q_y)^{α−1}``, ``D_0 = −log Σ_x p_x
-    Σ_{y: W_xy > 0} q_y``, ``D_∞ = max log(W_xy/q_y)`` over the support of P_XY."""
-    if alpha == 1.0:
-        return _mutual_information(p, matrix)
-    support = p > 0
-    rows, weights = matrix[support], p[support]
-    q = weights @ rows
-    if alpha == 0.0:
-        mass = float(weights @ ((rows > 0) @ q))
-        return max(-math.log(min(mass, 1.0)), 0.0) + 0.0
-    log_w = np.log(weights)[:, None]
-    log_rows = divergence.log(rows)
-    log_q = _log_mixture(log_w, rows)  # (1, |Y|), finite wherever some W_xy > 0
-    positive = rows > 0
-    with np.errstate(invalid="ignore"):
-        log_ratio = np.where(positive, log_rows - log_q, 0.0)
-    if math.isinf(alpha):
-        return max(float(np.max(log_ratio[positive])), 0.0) + 0.0
-    z = (alpha - 1.0) * log_ratio
-    if np.max(np.abs(z)) <= 1.0:  # near α = 1: Σ P_XY expm1(z), no cancellation
-        joint = np.exp(log_w + np.where(positive, log_rows, 0.0))
-        total = float(np.sum(np.where(positive, joint * np.expm1(z), 0.0)))
-        value = math.log1p(total) / (alpha - 1.0)
-    else:
-        logs = np.where(positive, log_w + log_rows + z, -np.inf)
-        value = float(logsumexp(logs)) / (alpha - 1.0)
-    return max(value, 0.0) + 0.0
+    return kernel.naive_renyi_mi(p, matrix, a) / check.unit_divisor(unit)
 
 
 def augustin_mi(
@@ -407,7 +413,7 @@ def augustin_mi(
     tolerance = check.tolerance(tol)
     budget = check.max_iter(max_iter, default=1_000)
     if a == 1.0:
-        return _weighted_kl(p[:, None], matrix, p @ matrix) / divisor
+        return kernel.weighted_kl(p[:, None], matrix, p @ matrix) / divisor
     value, gap, _, _ = renyi_engine.augustin_information(
         p, matrix, a, tol=tolerance, max_iter=budget
     )
