@@ -53,6 +53,13 @@ from dpcap.measures import (  # noqa: E402
     tsallis_entropy,
     tv_distance,
 )
+from dpcap.metric_privacy import (  # noqa: E402
+    grid_metric,
+    grid_points,
+    metric_delta,
+    metric_epsilon,
+    metric_matrix,
+)
 from dpcap.midp import correlated_leakage, midp, renyi_midp  # noqa: E402
 from dpcap.optimal_mechanism import optimal_mechanism  # noqa: E402
 from dpcap.perfect_privacy import perfect_privacy  # noqa: E402
@@ -140,6 +147,8 @@ __all__ = [
     "dp_epsilon",
     "entropy",
     "f_divergence",
+    "grid_metric",
+    "grid_points",
     "hellinger_distance",
     "hellinger_divergence",
     "hockey_stick",
@@ -152,6 +161,9 @@ __all__ = [
     "load_sweep",
     "max_leakage",
     "mechanisms",
+    "metric_delta",
+    "metric_epsilon",
+    "metric_matrix",
     "mi_privacy_distortion",
     "mi_privacy_distortion_curve",
     "midp",

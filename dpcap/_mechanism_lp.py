@@ -43,9 +43,10 @@ from numpy.typing import NDArray
 from scipy.sparse import coo_matrix
 
 from dpcap import _validation as check
+from dpcap.metric_privacy import metric_matrix
 from dpcap.neighbors import Neighbors, neighbor_pairs
-from dpcap.result import PriorError, ProblemTooLargeError
-from dpcap.solvers import dplp, pairwise
+from dpcap.result import ParameterError, PriorError, ProblemTooLargeError
+from dpcap.solvers import dplp, metric_pairs, pairwise
 from dpcap.solvers.mixing import least_weight
 from dpcap.solvers.rounding import U, gamma
 from dpcap.solvers.status import LP_SOLVERS
@@ -96,6 +97,7 @@ class Problem:
     d_zero_slack: float  # the rounding allowance of a budget at d*(0) (see rounding_slack)
     zero_at_min: bool  # whether d*(0) = d*(∞) exactly (a common argmin in every component)
     components: tuple[FloatArray, FloatArray, FloatArray]  # per component: d*(0), d*(∞), radius
+    scale: FloatArray | None = None  # the pairs' distances under a metric (factors e^{ε d})
     lp: dplp.MechanismLP | None = None
     cache: list[Point] = field(default_factory=list)
 
@@ -127,7 +129,14 @@ class Problem:
             return level  # a support mismatch: ∞ exactly
         positive = W[W > 0]
         largest = float(np.max(np.abs(np.log(positive)))) if positive.size else 0.0
+        if self.scale is not None:  # a log-ratio over a distance d ≥ least: one more rounding
+            return level + 16 * U * largest / self.least_scale + 3 * U * level
         return level + 16 * U * largest + 2 * U * level
+
+    @property
+    def least_scale(self) -> float:
+        """The least distance of a constrained pair (1 without a metric)."""
+        return 1.0 if self.scale is None or not self.scale.size else float(self.scale.min())
 
     def closed_lower(self, eps: float) -> float:
         """A closed-form lower bound on d*(ε), tight as ε → 0.
@@ -143,7 +152,10 @@ class Problem:
         return value - 8 * 2.0**-53 * float(np.sum(np.abs(zero) + np.abs(least)))
 
     def level(self, W: FloatArray) -> float:
-        """The exact ε-DP level (the kernel of :func:`dpcap.dp_epsilon`)."""
+        """The ε-DP level (the kernel of :func:`dpcap.dp_epsilon`), or under a metric the
+        d-privacy level over the constrained pairs (:func:`dpcap.metric_epsilon`)."""
+        if self.scale is not None:
+            return metric_pairs.max_scaled_log_ratio(W, self.first, self.second, self.scale)
         value, *_ = pairwise.max_log_ratio(W, self.first, self.second)
         return value
 
@@ -183,12 +195,21 @@ def _domain(prior: Any, shape: Any) -> tuple[FloatArray, tuple[int, ...]]:
 
 
 def build(
-    prior: Any, loss: Any, shape: Any, neighbors: Neighbors, solver: Any, name: str
+    prior: Any,
+    loss: Any,
+    shape: Any,
+    neighbors: Neighbors,
+    solver: Any,
+    name: str,
+    metric: Any = None,
 ) -> Problem:
     """Validate the arguments of a query and set up its LP (compiled on the first solve).
 
     ``name`` is the loss argument's name in messages (``loss`` or ``distortion``); ``solver``
     is one of :data:`dpcap.solvers.status.LP_SOLVERS`, case-insensitive (default the first).
+    With a ``metric`` (a distance on the rows, positive off the diagonal) the constraints are
+    ``W[x] ≤ e^{ε d(x,x')} W[x']`` on the pairs :func:`dpcap.solvers.metric_pairs.essential_pairs`
+    keeps, and ``neighbors`` is not used.
     """
     name_solver = LP_SOLVERS[0] if solver is None else check.solver(solver, LP_SOLVERS)
     p, dims = _domain(prior, shape)
@@ -196,7 +217,20 @@ def build(
     loss_arr = check.cost_matrix(loss, rows, name, rows_of="database", nonnegative=False)
     k = loss_arr.shape[1]
     check.dense_size(rows, k, "the mechanism")
-    first, second = neighbor_pairs(dims, neighbors)
+    scale = None
+    if metric is None:
+        first, second = neighbor_pairs(dims, neighbors)
+    else:
+        D = metric_matrix(metric, rows)
+        if ((D == 0) & ~np.eye(rows, dtype=bool)).any():
+            i, j = (int(v) for v in np.argwhere((D == 0) & ~np.eye(rows, dtype=bool))[0])
+            raise ParameterError(
+                f"metric must be positive between different inputs for optimal_mechanism, got "
+                f"d[{i}, {j}] = 0 (a pseudo-metric): merge the inputs at distance 0 (they must "
+                "share their row), adding their priors"
+            )
+        first, second = metric_pairs.essential_pairs(D)
+        scale = D[first, second]
     if 2 * first.size * k > MAX_LP_CONSTRAINTS:
         raise ProblemTooLargeError(
             f"the LP would have {2 * first.size * k} ratio constraints ({first.size} neighbour "
@@ -224,7 +258,7 @@ def build(
     # Per component: d*(0), d*(∞) and the eccentricity of its first row (for closed_lower).
     zero_c = per_component.min(axis=1)
     least_c = np.add.reduceat(cost[order].min(axis=1), starts)
-    radius = _eccentricities(first, second, labels.astype(np.int64), order[starts])
+    radius = _eccentricities(first, second, labels.astype(np.int64), order[starts], scale)
     magnitude = np.add.reduceat(np.abs(cost[order]), starts, axis=0).max(axis=1)
     problem = Problem(
         prior=p,
@@ -241,6 +275,7 @@ def build(
         d_zero_slack=rounding_slack(rows, k, float(np.sum(magnitude))),
         zero_at_min=bool(common),
         components=(zero_c, least_c, radius),
+        scale=scale,
     )
     problem.d_min = problem.expected(inf_mech)
     problem.d_zero = problem.expected(zero_mech)
@@ -266,16 +301,18 @@ def rounding_slack(rows: int, outputs: int, magnitude: float) -> float:
 
 
 def _eccentricities(
-    first: IntArray, second: IntArray, labels: IntArray, roots: IntArray
+    first: IntArray, second: IntArray, labels: IntArray, roots: IntArray, scale: Any = None
 ) -> FloatArray:
-    """For each component (in label order), the largest path length from its root row."""
+    """For each component (in label order), the largest path length from its root row (edges of
+    length ``scale``, default 1; sums rounded up: ``closed_lower`` needs a radius not below it)."""
     rows = labels.size
     dist = np.full(rows, np.inf)
     dist[roots] = 0.0
     tails = np.concatenate([first, second])
     heads = np.concatenate([second, first])
-    for _ in range(rows):  # breadth-first from every root at once, one layer per sweep
-        reach = dist[tails] + 1.0
+    length = 1.0 if scale is None else np.concatenate([scale, scale])
+    for _ in range(rows):  # Bellman–Ford from every root at once, one sweep per path length
+        reach = np.nextafter(dist[tails] + length, np.inf) if scale is not None else dist[tails] + 1
         closer = reach < dist[heads]
         if not closer.any():
             break
@@ -320,7 +357,7 @@ def evaluate(problem: Problem, eps: float) -> Point:
     floor = max(problem.d_min, problem.closed_lower(eps))
     if problem.lp is None:
         problem.lp = dplp.MechanismLP(
-            problem.cost, problem.first, problem.second, solver=problem.solver
+            problem.cost, problem.first, problem.second, solver=problem.solver, scale=problem.scale
         )
     solution = problem.lp.solve(eps)
     if not solution.status.usable:
@@ -349,7 +386,7 @@ def evaluate(problem: Problem, eps: float) -> Point:
         problem.cache.append(point)
         return point
     bound = dplp.lagrangian_bound(
-        problem.cost, problem.first, problem.second, eps, solution.multipliers
+        problem.cost, problem.first, problem.second, eps, solution.multipliers, problem.scale
     )
     W, level, details = _repair(problem, solution.mechanism, eps)
     upper = problem.expected(W)
@@ -421,7 +458,7 @@ def _lift_normalised(problem: Problem, W: FloatArray, eps: float) -> tuple[Float
         target = eps - eta
         if target <= 0:
             break
-        V = dplp.lift(W, problem.first, problem.second, target)
+        V = dplp.lift(W, problem.first, problem.second, target, problem.scale)
         sums = V.sum(axis=1)
         V /= sums[:, None]
         best, added = V, float(sums.max() - 1.0)
@@ -444,7 +481,7 @@ def _mix(
     """
     options = []
     for u in (problem.prior @ W, W.mean(axis=0)):
-        weight = dplp.mixing_weight(W, u, problem.first, problem.second, eps)
+        weight = dplp.mixing_weight(W, u, problem.first, problem.second, eps, problem.scale)
         options.append((problem.expected((1 - weight) * W + weight * u), weight, u))
     _, start, u = min(options, key=lambda o: o[0])
 
@@ -480,7 +517,7 @@ def private_within(problem: Problem, W: FloatArray, eps: float) -> tuple[FloatAr
     margin = max(top - level, 2 * U * eps)
     for shrink in (2.0, 8.0, 64.0):
         target = eps - shrink * margin
-        if not (target > 0.0 and math.exp(target) > 1.0):  # the mixing weight needs e^ε > 1
+        if not (target > 0.0 and math.exp(target * problem.least_scale) > 1.0):  # needs e^ε > 1
             break
         V, _ = _lift_normalised(problem, W, target)
         if problem.level(V) > target:

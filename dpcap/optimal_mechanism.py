@@ -38,7 +38,8 @@ def optimal_mechanism(
     eps: float,
     *,
     shape: Sequence[int] | None = None,
-    neighbors: Neighbors = "hamming",
+    neighbors: Neighbors | None = None,
+    metric: Any = None,
     solver: str | None = None,
     tol: float = 1e-9,
 ) -> DistortionResult:
@@ -56,9 +57,14 @@ def optimal_mechanism(
     shape : sequence of int, optional
         Domain sizes ``(m_1, …, m_n)`` of the database; default: one entry whose values are the
         rows (then ``"hamming"`` makes every pair of rows neighbours: local DP).
-    neighbors : str, array_like or callable
-        The neighbour relation, as in :func:`dpcap.neighbor_pairs` (``"hamming"``, ``"line"``
-        for counts, ``"all"``, explicit pairs or a predicate).
+    neighbors : str, array_like or callable, optional
+        The neighbour relation, as in :func:`dpcap.neighbor_pairs` (``"hamming"``, the
+        default, ``"line"`` for counts, ``"all"``, explicit pairs or a predicate).
+    metric : array_like (n_databases, n_databases) or callable, optional
+        A distance on the databases instead (:func:`dpcap.metric_matrix`), positive between
+        different ones (``∞``: unconstrained): the constraints become
+        ``W[x, y] ≤ e^{ε·d(x, x')} W[x', y]`` (metric privacy; geo-indistinguishability for a
+        Euclidean ``d``), and ``dp_level`` is the d-privacy level. Not with ``neighbors``.
     solver : {"CLARABEL", "HIGHS", "ECOS", "SCS"}, optional
         The LP backend (:mod:`dpcap.solvers.dplp`), case-insensitive; default Clarabel, the
         fastest accurate one measured.
@@ -144,6 +150,16 @@ def optimal_mechanism(
     ``γ_{3N+k+8}`` times the sums in absolute values (``N`` databases), which also covers the
     choice of each component's best column among rounded sums.
 
+    *Metric privacy* (``docs/mathematics.rst`` §11). Under ``metric`` a ratio row is kept only
+    for pairs with no database ``z`` between them (``d(x, z) + d(z, x') ≤ d(x, x')``, decided
+    exactly on the stored floats; up to 1024 databases): chaining through ``z`` implies the
+    others, so the LP is exact and small (adjacent values under ``|x − x'|``, the 4-neighbour
+    grid under the Manhattan distance). Bordenabe et al. [3]_ state this LP and shrink it with a
+    spanner, which costs a stretch factor in ε; no such approximation is made here. The lift,
+    the mixing weight and the Lagrangian bound use each pair's factor ``e^{ε d}`` (rounded
+    outward), the closed-form bound the weighted radius, and the level is read as
+    ``level + 16u·max|log W|/d_min + 3u·level`` (``d_min`` the least distance).
+
     For counting queries (line neighbours on ``{0..n}``) and a loss non-decreasing in
     ``|x − y|``, the optimum is the truncated geometric mechanism followed by the consumer's
     optimal remap (Ghosh, Roughgarden and Sundararajan) — a test of this function.
@@ -155,6 +171,9 @@ def optimal_mechanism(
     .. [2] W. Wang, L. Ying and J. Zhang, "On the relation between identifiability, differential
        privacy and mutual-information privacy", *IEEE Trans. Inf. Theory* 62(9), 2016 (the LP
        in W; Ünsal & Önen §5).
+    .. [3] N. E. Bordenabe, K. Chatzikokolakis and C. Palamidessi, "Optimal
+       geo-indistinguishable mechanisms for location privacy", *CCS* 2014, §4 (the LP under
+       ``d``-privacy constraints, and its spanner approximation).
 
     Examples
     --------
@@ -167,7 +186,10 @@ def optimal_mechanism(
     >>> res.lower <= 1 / (1 + math.e) <= res.upper
     True
     """
-    problem = lp.build(prior, loss, shape, neighbors, solver, "loss")
+    if neighbors is not None and metric is not None:
+        raise ParameterError("pass either neighbors= or metric= to optimal_mechanism, not both")
+    relation = "hamming" if neighbors is None else neighbors
+    problem = lp.build(prior, loss, shape, relation, solver, "loss", metric)
     level = check.nonnegative(eps, "eps")
     if level.ndim != 0:
         raise ParameterError(f"eps must be a scalar, got {check.show(eps)}")
@@ -221,7 +243,7 @@ def _below_rounding(problem: lp.Problem, eps: float) -> lp.Point | None:
     ``(1 − e^{−ε r})(d*(0) − d_min)`` of it, about 1e-16 relative; the lower end is made
     rigorous by :func:`dpcap._mechanism_lp.lower_end`. None for any other ε.
     """
-    if not (eps > 0.0 and math.exp(eps) == 1.0):
+    if not (eps > 0.0 and math.exp(eps * problem.least_scale) == 1.0):
         return None
     zero = lp.evaluate(problem, 0.0)
     floor = max(problem.d_min, problem.closed_lower(eps))

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap import _validation as check
+from dpcap import metric_privacy
 from dpcap.channel import AdditiveMechanism, Mechanism, as_mechanism
 from dpcap.function_mechanism import FunctionMechanism
 from dpcap.neighbors import Neighbors, neighbor_pairs
@@ -202,7 +203,7 @@ def _upper(n: int, offset: int) -> Iterator[tuple[IntArray, IntArray]]:
         start = stop
 
 
-def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
+def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None, metric: Any = None) -> float:
     """The pure-DP level ``ε = max_{(x,x') neighbours, y} log W[x,y] / W[x',y]`` (nats).
 
     ``0/0`` is ignored (an outcome impossible under both databases); ``p/0`` with ``p > 0``
@@ -215,6 +216,8 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     neighbors : str, array_like or callable, keyword-only, optional
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+    metric : array_like (n, n) or callable, keyword-only, optional
+        A distance on the inputs instead: the d-privacy level, :func:`~dpcap.metric_epsilon`.
 
     Raises
     ------
@@ -232,6 +235,8 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     >>> round(dp_epsilon(truncated_geometric(3, 1.0), neighbors="all"), 12)
     3.0
     """
+    if metric is not None:
+        return metric_privacy.metric_epsilon(M, metric, neighbors=neighbors)
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
     rows = _distinct_rows(mech, relation)
@@ -273,7 +278,9 @@ def _epsilon_all_pairs(W: FloatArray, L: FloatArray | None = None) -> float:
     return max(float(np.max(np.log(top[used]) - np.log(bottom[used]))), 0.0)
 
 
-def dp_delta(M: Any, /, eps: float, *, neighbors: Neighbors | None = None) -> float:
+def dp_delta(
+    M: Any, /, eps: float, *, neighbors: Neighbors | None = None, metric: Any = None
+) -> float:
     """The smallest δ for which ``M`` is (ε, δ)-DP at one ε (:func:`dp_delta_curve`: a grid).
 
     ``δ(ε) = max_{ordered neighbours (x, x')} Σ_y (W[x,y] − e^ε W[x',y])_+`` — the worst
@@ -289,6 +296,8 @@ def dp_delta(M: Any, /, eps: float, *, neighbors: Neighbors | None = None) -> fl
     neighbors : str, array_like or callable, keyword-only, optional
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
+    metric : array_like (n, n) or callable, keyword-only, optional
+        A distance on the inputs instead: the level ``e^{ε d}``, :func:`~dpcap.metric_delta`.
 
     Returns
     -------
@@ -317,6 +326,8 @@ def dp_delta(M: Any, /, eps: float, *, neighbors: Neighbors | None = None) -> fl
             f"eps must be a single number for dp_delta, got an array of shape {level.shape}; "
             "use dp_delta_curve for a grid of ε"
         )
+    if metric is not None:
+        return metric_privacy.metric_delta(M, float(level), metric, neighbors=neighbors)
     return float(_curve(M, neighbors, level.reshape(1), "dp_delta")[0])
 
 

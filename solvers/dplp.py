@@ -63,6 +63,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .metric_pairs import factor_down, factor_up
 from .pairwise import chunks
 from .status import LP_SOLVERS, EngineStatus, canonical, from_cvxpy, from_linprog
 
@@ -174,6 +175,9 @@ class MechanismLP:
         The backend (:data:`SOLVERS`, case-insensitive). The conic ones go through cvxpy with
         ``t = e^ε`` a parameter, so the problem is compiled on the first solve only; HiGHS is called
         through ``scipy.optimize.linprog`` with the sparse pattern built here once.
+    scale : (m,) float64 array, optional
+        Positive finite distances of the pairs: the factor of pair ``e`` is ``e^{ε·scale[e]}``
+        (metric privacy, :mod:`.metric_pairs`); default 1 for every pair.
 
     Raises
     ------
@@ -194,7 +198,15 @@ class MechanismLP:
     ('optimal', True)
     """
 
-    def __init__(self, cost: FloatArray, first: IntArray, second: IntArray, *, solver: str) -> None:
+    def __init__(
+        self,
+        cost: FloatArray,
+        first: IntArray,
+        second: IntArray,
+        *,
+        solver: str,
+        scale: FloatArray | None = None,
+    ) -> None:
         name = canonical(solver, SOLVERS)
         if name is None:
             raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got solver={solver!r}")
@@ -216,6 +228,9 @@ class MechanismLP:
         self.cost = cost
         self.first, self.second = first, second
         self._a, self._b = ordered_pairs(first, second)
+        self.scale = None if scale is None else np.concatenate([scale, scale]).astype(np.float64)
+        if self.scale is not None:  # the distinct distances, and each ordered pair's
+            self._levels, self._group = np.unique(self.scale, return_inverse=True)
         linked = np.zeros(n, dtype=bool)
         linked[first] = linked[second] = True
         #: Rows constrained by privacy (in some pair) and the others, set in closed form.
@@ -257,10 +272,11 @@ class MechanismLP:
             if self.solver == "HIGHS":
                 backend = _Highs(sub, self._local_a, self._local_b)
             else:
-                backend = _Conic(sub, self._local_a, self._local_b, self.solver, bounded)
+                group = None if self.scale is None else self._group
+                backend = _Conic(sub, self._local_a, self._local_b, self.solver, bounded, group)
             self._backends[bounded] = backend
-        t = math.exp(float(eps))
-        if t <= 1.0:  # ε below 1.1e-16: the ratio rows would not imply W ≥ 0
+        t: Any = math.exp(float(eps)) if self.scale is None else np.exp(float(eps) * self._levels)
+        if np.min(t) <= 1.0:  # ε·d below 1.1e-16: the ratio rows would not imply W ≥ 0
             return LPSolution(
                 W,
                 mu,
@@ -273,7 +289,9 @@ class MechanismLP:
                 f"e^eps rounds to 1 at eps={eps!r}",
             )
         start = time.perf_counter()
-        part = backend.solve(t)
+        part = backend.solve(
+            t[self._group] if self.scale is not None and self.solver == "HIGHS" else t
+        )
         elapsed = time.perf_counter() - start
         if part.mechanism is None:
             W[self.rows] = 1.0 / k
@@ -305,10 +323,11 @@ class MechanismLP:
         )
 
     def _residual(self, W: FloatArray, eps: float) -> float:
-        t = math.exp(eps)
+        scale = np.ones(self._a.size) if self.scale is None else self.scale
+        t = np.exp(eps * scale)[:, None]
         worst = max(float(np.max(np.abs(W.sum(axis=1) - 1.0))), float(np.max(-W)), 0.0)
         for s in chunks(self._a.size, W.shape[1]):
-            worst = max(worst, float(np.max(W[self._a[s]] - t * W[self._b[s]], initial=0.0)))
+            worst = max(worst, float(np.max(W[self._a[s]] - t[s] * W[self._b[s]], initial=0.0)))
         return worst
 
 
@@ -348,9 +367,9 @@ class _Highs:
         self._shape = (n, k)
         self._m = m
 
-    def solve(self, t: float) -> _Part:
-        self._A.data[1::2] = -t
+    def solve(self, t: Any) -> _Part:
         n, k = self._shape
+        self._A.data[1::2] = -np.repeat(np.broadcast_to(t, (self._m,)), k)
         # Imported here (scipy.optimize is slow to import); SciPy's stubs type A_ub as dense and
         # options as a TypedDict, both fine at runtime.
         solve: Any = importlib.import_module("scipy.optimize").linprog
@@ -390,7 +409,7 @@ class _Conic:
     """
 
     def __init__(
-        self, cost: FloatArray, a: IntArray, b: IntArray, name: str, bounded: bool
+        self, cost: FloatArray, a: IntArray, b: IntArray, name: str, bounded: bool, group: Any
     ) -> None:
         # Heavy and only partly typed: imported here only, and used as Any.
         cp: Any = importlib.import_module("cvxpy")
@@ -398,15 +417,21 @@ class _Conic:
         self._cp = cp
         self._name = name
         self._W = cp.Variable((n, k), nonneg=bounded)
-        self._t = cp.Parameter(pos=True, value=math.e)
-        self._ratio = self._W[a, :] <= self._t * self._W[b, :]
+        if group is None:
+            self._t = cp.Parameter(pos=True, value=math.e)
+            scaled = self._t * self._W[b, :]
+        else:  # metric privacy: one parameter per distinct distance (a few: fast to compile)
+            self._t = cp.Parameter((int(group.max()) + 1, 1), pos=True)
+            pick = sp.csr_matrix((np.ones(a.size), (np.arange(a.size), group)))
+            scaled = cp.multiply((pick @ self._t) @ np.ones((1, k)), self._W[b, :])
+        self._ratio = self._W[a, :] <= scaled
         rows = cp.sum(self._W, axis=1) == 1
         objective = cp.Minimize(cp.sum(cp.multiply(cost, self._W)))
         self._problem = cp.Problem(objective, [self._ratio, rows])
 
-    def solve(self, t: float) -> _Part:
+    def solve(self, t: Any) -> _Part:
         cp = self._cp
-        self._t.value = t
+        self._t.value = np.reshape(t, (-1, 1)) if self._t.shape else t
         try:
             with warnings.catch_warnings():
                 # The status says so; the query layer certifies and decides whether to warn.
@@ -448,7 +473,12 @@ def _lower_exp(eps: float) -> float:
 
 
 def lagrangian_bound(
-    cost: FloatArray, first: IntArray, second: IntArray, eps: float, multipliers: FloatArray
+    cost: FloatArray,
+    first: IntArray,
+    second: IntArray,
+    eps: float,
+    multipliers: FloatArray,
+    scale: FloatArray | None = None,
 ) -> float:
     r"""A rigorous lower bound on the LP optimum at ε from any multipliers of the ratio rows.
 
@@ -461,6 +491,8 @@ def lagrangian_bound(
     multipliers : (2m, k) float64 array
         Any numbers, aligned with :func:`ordered_pairs`; negative and non-finite entries are
         replaced by 0.
+    scale : (m,) float64 array, optional
+        The pairs' distances: factors ``e^{ε·scale}`` (:func:`.metric_pairs.factor_up`).
 
     Returns
     -------
@@ -491,7 +523,11 @@ def lagrangian_bound(
     a, b = ordered_pairs(first, second)
     mu = np.asarray(multipliers, dtype=np.float64)
     mu = np.where(np.isfinite(mu) & (mu > 0), mu, 0.0)
-    t = _upper_exp(eps)
+    t = (
+        _upper_exp(eps)
+        if scale is None
+        else factor_up(eps, np.concatenate([scale, scale]))[:, None]
+    )
     R = np.array(cost, dtype=np.float64)
     S = np.abs(R)
     np.add.at(R, a, mu)
@@ -504,7 +540,9 @@ def lagrangian_bound(
     return value - margin
 
 
-def lift(W: FloatArray, first: IntArray, second: IntArray, eps: float) -> FloatArray:
+def lift(
+    W: FloatArray, first: IntArray, second: IntArray, eps: float, scale: FloatArray | None = None
+) -> FloatArray:
     r"""The least ``V ≥ W`` (entrywise) with ``V[x, y] ≤ e^ε V[x', y]`` for every neighbour pair.
 
     Parameters
@@ -514,6 +552,8 @@ def lift(W: FloatArray, first: IntArray, second: IntArray, eps: float) -> FloatA
     first, second : (m,) int arrays, the unordered pairs
     eps : float
         ``ε ≥ 0``.
+    scale : (m,) float64 array, optional
+        The pairs' distances (edge lengths ``ε·scale``); default 1.
 
     Returns
     -------
@@ -538,11 +578,12 @@ def lift(W: FloatArray, first: IntArray, second: IntArray, eps: float) -> FloatA
         return np.array(W, dtype=np.float64)
     order = np.argsort(targets, kind="stable")
     targets, sources = targets[order], sources[order]
+    step = eps if scale is None else (eps * np.concatenate([scale, scale])[order])[:, None]
     uniq, starts = np.unique(targets, return_index=True)
     L = np.full(W.shape, -np.inf)
     np.log(W, out=L, where=W > 0)
     for _ in range(n):
-        pushed = np.maximum.reduceat(L[sources] - eps, starts, axis=0)
+        pushed = np.maximum.reduceat(L[sources] - step, starts, axis=0)
         current = L[uniq]
         if not (pushed > current).any():
             break
@@ -552,7 +593,12 @@ def lift(W: FloatArray, first: IntArray, second: IntArray, eps: float) -> FloatA
 
 
 def mixing_weight(
-    W: FloatArray, u: FloatArray, first: IntArray, second: IntArray, eps: float
+    W: FloatArray,
+    u: FloatArray,
+    first: IntArray,
+    second: IntArray,
+    eps: float,
+    scale: FloatArray | None = None,
 ) -> float:
     r"""The least ``λ ∈ [0, 1]`` such that ``(1 − λ)W + λ·1uᵀ`` satisfies every ratio constraint.
 
@@ -585,16 +631,18 @@ def mixing_weight(
     weight the constraint attaining the max is violated.
     """
     a, b = ordered_pairs(first, second)
-    t = _lower_exp(eps)
+    t = np.full((a.size, 1), _lower_exp(eps))
+    if scale is not None:  # metric privacy: e^{ε·d} per pair
+        t = factor_down(eps, np.concatenate([scale, scale]))[:, None]
     u = np.asarray(u, dtype=np.float64)
     best = 0.0
     for s in chunks(a.size, W.shape[1]):
-        v = W[a[s]] - t * W[b[s]]
+        v = W[a[s]] - t[s] * W[b[s]]
         hit = v > 0
         if not hit.any():
             continue
         v_hit = v[hit]
-        gap = np.broadcast_to((t - 1.0) * u, v.shape)[hit]
+        gap = np.broadcast_to((t[s] - 1.0) * u, v.shape)[hit]
         denominator = v_hit + gap
         best = max(best, float(np.max(v_hit / denominator)))
     return min(best, 1.0)

@@ -30,6 +30,7 @@ REPRODUCED = {
     "optimal_mechanism_geometric": "Ghosh-Roughgarden-Sundararajan",
     "sweep_midp_family": "a sweep",
     "audit_your_own_mechanism": "the command line and the API",
+    "geo_indistinguishability": "Andrés et al. 2013; Bordenabe et al. 2014",
 }
 
 

@@ -84,6 +84,8 @@ def test_all_exports_are_constructors() -> None:
         "histogram",
         "one_time_pad",
         "per_entry",
+        "planar_geometric",
+        "planar_laplace",
         "randomized_response",
         "revealing",
         "staircase",

@@ -16,6 +16,13 @@ score sets), :meth:`~dpcap.channel.Mechanism.additive` for any sum of per-entry 
 :func:`from_function` for any query with a finite range followed by a noise channel
 (:class:`~dpcap.function_mechanism.FunctionMechanism`).
 
+Location mechanisms on a grid of points (geo-indistinguishability), carrying ``"all"`` and
+meant for a distance (:func:`dpcap.dp_epsilon` with ``metric=``;
+:func:`dpcap.metric_privacy.grid_metric`):
+:func:`planar_geometric` (lattice noise ``∝ e^{−ε‖z‖}``, Euclidean or Manhattan) and
+:func:`planar_laplace` (the planar Laplace noise's mass on each grid cell), both remapping noise
+that leaves the grid to its nearest point.
+
 The DP metrics (:func:`dpcap.dp_epsilon` and its relatives) use the carried relation unless
 they are given ``neighbors=``, so ``dp_epsilon(truncated_geometric(n, eps))`` is ``eps``;
 :meth:`~dpcap.channel.Channel.with_neighbors` gives the same channel under another relation.
@@ -43,6 +50,7 @@ from dpcap.mechanisms._noise import (
     staircase,
     truncated_geometric,
 )
+from dpcap.mechanisms._planar import planar_geometric, planar_laplace
 
 __all__ = [
     "binary_symmetric",
@@ -56,6 +64,8 @@ __all__ = [
     "histogram",
     "one_time_pad",
     "per_entry",
+    "planar_geometric",
+    "planar_laplace",
     "randomized_response",
     "revealing",
     "staircase",
