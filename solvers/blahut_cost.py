@@ -112,8 +112,12 @@ def dual_bound(W: FloatArray, cost: FloatArray, budget: float, slope: float, Q: 
     :func:`dpcap.solvers.rounding.divergence_bounds`. The costs enter through
     ``c'_x = c_x − c_min`` and ``P' = P − c_min`` (``c_min`` cancels exactly); each is rounded
     with a relative error of at most ``u``, and the few products and sums that follow add at
-    most ``6u·M`` with ``M = max_x |D_x| + s max_x c'_x + s P'``: the float value is raised by
-    ``8u·M`` and then by one ulp. ``+∞`` if some row puts mass where ``Q`` has none.
+    most ``6u·M_x`` to the term of input ``x``, ``M_x = |D_x| + s c'_x + s P'``: each term is
+    raised by ``8u·M_x`` before the maximum (a per-term allowance: an expensive input, whose
+    term ``D_x − s c'_x`` is far below the maximum, does not widen the bound), and the value by
+    ``2u`` of itself and one ulp. Where ``s c'_x`` overflows, the term is bounded by
+    ``D_x(1 + 8u)`` (dropping ``−s c'_x ≤ 0``). ``+∞`` if some row puts mass where ``Q`` has
+    none.
     """
     c = np.asarray(cost, dtype=np.float64)
     low = float(np.min(c))
@@ -123,10 +127,12 @@ def dual_bound(W: FloatArray, cost: FloatArray, budget: float, slope: float, Q: 
     D = high[0]
     if not np.isfinite(D).all():
         return math.inf
-    terms = D - slope * shifted
-    value = float(np.max(terms)) + slope * room
-    scale = float(np.max(np.abs(D))) + slope * float(np.max(shifted)) + slope * abs(room)
-    return math.nextafter(value + 8.0 * U * scale + 2.0 * U * abs(value), math.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        charge = slope * shifted
+        allowance = 8.0 * U * (np.abs(D) + charge + slope * abs(room))
+        bounds = np.where(np.isfinite(charge), D - charge + allowance, D + 8.0 * U * np.abs(D))
+    value = float(np.max(bounds)) + slope * room
+    return math.nextafter(value + 2.0 * U * abs(value), math.inf)
 
 
 def _integers(v: FloatArray) -> tuple[list[int], list[int]]:

@@ -241,6 +241,20 @@ def test_dual_bound_at_the_multiplier_covers_the_prior() -> None:
     check_contract(res, W, cost)
 
 
+@pytest.mark.parametrize(("cost", "P"), [([0.0, 1.0, 2e12], 0.1), ([0.0, 1e-12, 2.0], 1e-13)])
+def test_a_very_expensive_input_does_not_widen_the_dual_bound(cost: list[float], P: float) -> None:
+    """Noiseless ternary channel, one input ``2·10^13`` times dearer per unit than the budget:
+    the optimal prior is ``p_x ∝ e^{−s c_x}`` (``I = H(p)``), so the dear input carries mass
+    ``e^{−4.4·10^12}`` and ``C(P) = h(0.1)`` to every digit (``p_1 = P/c_1 = 0.1``). The
+    rounding allowance of the dual bound is per input: ``s·c_x ≈ 4.4·10^12`` of the dear input
+    must not enter the bound of the maximum (it would add ``8u·4.4·10^12 ≈ 0.004`` nats)."""
+    W = np.eye(3)
+    res = dpcap.capacity(W, cost=cost, budget=P)
+    assert res.status is Status.CONVERGED
+    assert contains(res, h2(0.1))
+    check_contract(res, W, np.asarray(cost))
+
+
 def test_engines_agree_within_their_brackets() -> None:
     pytest.importorskip("cvxpy")
     rng = np.random.default_rng(11)
