@@ -26,6 +26,7 @@ from dpcap.funnel import (  # noqa: E402
     privacy_funnel,
     privacy_funnel_curve,
 )
+from dpcap.gain_capacity import g_capacity, risk_capacity  # noqa: E402
 from dpcap.inference_privacy import inference_privacy  # noqa: E402
 from dpcap.measures import (  # noqa: E402
     arimoto_conditional_entropy,
@@ -65,6 +66,21 @@ from dpcap.optimal_mechanism import optimal_mechanism  # noqa: E402
 from dpcap.perfect_privacy import perfect_privacy  # noqa: E402
 from dpcap.privacy import dp_delta, dp_delta_curve, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp  # noqa: E402
 from dpcap.privacy_distortion import privacy_distortion, privacy_distortion_curve  # noqa: E402
+from dpcap.qif import (  # noqa: E402
+    bayes_leakage,
+    bayes_risk,
+    bayes_vulnerability,
+    g_leakage,
+    g_strategy,
+    g_vulnerability,
+    guessing_entropy,
+    guessing_leakage,
+    posterior_bayes_risk,
+    posterior_bayes_vulnerability,
+    posterior_g_vulnerability,
+    posterior_guessing_entropy,
+    risk_leakage,
+)
 from dpcap.ratedistortion import (  # noqa: E402
     mi_privacy_distortion,
     mi_privacy_distortion_curve,
@@ -84,6 +100,7 @@ from dpcap.result import (  # noqa: E402
     DpcapError,
     FunnelCurve,
     FunnelResult,
+    GainCapacityResult,
     MechanismError,
     MIDPResult,
     NeighborError,
@@ -113,6 +130,7 @@ __all__ = [
     "DpcapError",
     "FunnelCurve",
     "FunnelResult",
+    "GainCapacityResult",
     "MIDPResult",
     "Mechanism",
     "MechanismError",
@@ -130,6 +148,9 @@ __all__ = [
     "arimoto_conditional_entropy",
     "arimoto_mi",
     "augustin_mi",
+    "bayes_leakage",
+    "bayes_risk",
+    "bayes_vulnerability",
     "bhattacharyya_coefficient",
     "bhattacharyya_distance",
     "bounds",
@@ -147,8 +168,14 @@ __all__ = [
     "dp_epsilon",
     "entropy",
     "f_divergence",
+    "g_capacity",
+    "g_leakage",
+    "g_strategy",
+    "g_vulnerability",
     "grid_metric",
     "grid_points",
+    "guessing_entropy",
+    "guessing_leakage",
     "hellinger_distance",
     "hellinger_divergence",
     "hockey_stick",
@@ -172,6 +199,10 @@ __all__ = [
     "neighbor_pairs",
     "optimal_mechanism",
     "perfect_privacy",
+    "posterior_bayes_risk",
+    "posterior_bayes_vulnerability",
+    "posterior_g_vulnerability",
+    "posterior_guessing_entropy",
     "privacy_distortion",
     "privacy_distortion_curve",
     "privacy_funnel",
@@ -185,6 +216,8 @@ __all__ = [
     "renyi_mi",
     "renyi_midp",
     "renyi_profile",
+    "risk_capacity",
+    "risk_leakage",
     "sibson_mi",
     "sweep",
     "tsallis_entropy",

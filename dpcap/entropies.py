@@ -87,7 +87,7 @@ def renyi_entropy(p: Any, /, alpha: float, *, unit: str = "nats") -> float:
     Returns
     -------
     float
-        ``H_α(p)``, in [0, log |supp p|].
+        ``H_α(p)``, in ``[0, log |supp p|]``.
 
     Raises
     ------
@@ -181,7 +181,7 @@ def conditional_entropy(joint: Any, /, *, unit: str = "nats") -> float:
 
     Parameters
     ----------
-    joint : array_like, shape (|X|, |Y|)
+    joint : array_like, shape (n_x, n_y)
         The joint law, X on the rows (for a prior ``p`` and a channel ``W``, ``p[:, None] * W``
         gives the equivocation ``H(X|Y)``; its transpose gives ``H(Y|X)``).
     unit : {"nats", "bits"}
@@ -221,7 +221,7 @@ def arimoto_conditional_entropy(joint: Any, /, alpha: float, *, unit: str = "nat
 
     Parameters
     ----------
-    joint : array_like, shape (|X|, |Y|)
+    joint : array_like, shape (n_x, n_y)
         The joint law ``P(X=x, Y=y)``, X on the rows.
     alpha : float
         The order, in [0, ∞].

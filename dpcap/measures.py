@@ -224,7 +224,7 @@ def conditional_sibson_mi(
 
     Parameters
     ----------
-    joint : array_like, shape (|X|, |Y|, |Z|)
+    joint : array_like, shape (n_x, n_y, n_z)
         The joint law ``P(X=x, Y=y, Z=z)``.
     alpha : float
         The order, in [0, ∞].

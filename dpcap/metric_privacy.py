@@ -257,7 +257,7 @@ def metric_epsilon(M: Any, /, metric: Metric, *, neighbors: Any = None) -> float
 
     Examples
     --------
-    The truncated geometric mechanism is ε·|x − x'|-private (Ghosh et al. 2012):
+    The truncated geometric mechanism is ``ε·|x − x'|``-private (Ghosh et al. 2012):
 
     >>> import numpy as np
     >>> from dpcap.mechanisms import truncated_geometric

@@ -52,6 +52,7 @@ __all__ = [
     "DpcapError",
     "FunnelCurve",
     "FunnelResult",
+    "GainCapacityResult",
     "MIDPResult",
     "MechanismError",
     "NeighborError",
@@ -192,6 +193,67 @@ class CostCapacityResult(CapacityResult):
             f"bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], status={self.status.value}, "
             f"budget={self.budget:.6g}, expected_cost={self.expected_cost:.6g}, "
             f"multiplier={self.multiplier:.6g}, method={self.method!r})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class GainCapacityResult(_Result):
+    """A certified g-capacity or risk capacity over priors: ``lower ≤ capacity ≤ upper``.
+
+    The largest leakage of a channel over every prior, for one gain (or loss) matrix
+    (``docs/mathematics.rst`` §9): ``kind="multiplicative"`` is ``max_π V_g[π▷W] / V_g(π)``
+    (``max_π U_ℓ(π) / U_ℓ[π▷W]`` for a loss), ``kind="additive"`` the largest difference.
+
+    Attributes
+    ----------
+    value : float
+        The conservative end of the bracket, ``upper`` (∞ for an unbounded risk ratio).
+    lower, upper : float
+        ``lower`` is the leakage of ``prior`` re-evaluated by dpcap, moved down by its rounding
+        bound; ``upper`` the smallest of the valid upper bounds found (a closed form, the
+        miracle theorems, or the branch-and-bound bound, widened by the solver's tolerances).
+    prior : ndarray, shape (n_secrets,)
+        A prior attaining ``lower``.
+    guesses : ndarray of int64, shape (n_outputs,)
+        An optimal guess (row of the gain or loss matrix; for the identity gain and the 0-1
+        loss, the guessed secret) for each output at ``prior``.
+    kind : str
+        ``"multiplicative"`` or ``"additive"``.
+    measure : str
+        ``"gain"`` (a g-capacity) or ``"loss"`` (a risk capacity).
+    status : Status
+    iterations : int
+        Branch-and-bound nodes (0 for a closed form).
+    method : str
+        ``"closed form"``, ``"bounds"`` (the cheap bounds met) or ``"milp/HiGHS"``.
+    unit : str
+        ``"ratio"`` (multiplicative) or the measure's own units, ``"gain"`` or ``"loss"``.
+    message : str
+    tol : float
+        The requested gap, relative to ``upper`` (multiplicative) or to the range of the gain
+        or loss (additive).
+    """
+
+    value: float
+    lower: float
+    upper: float
+    prior: NDArray[np.float64]
+    guesses: NDArray[np.int64]
+    kind: str
+    measure: str
+    status: Status
+    iterations: int
+    method: str
+    unit: str
+    message: str
+    tol: float
+
+    def __repr__(self) -> str:
+        return (
+            f"GainCapacityResult({self.kind} {self.measure}: value={_fmt(self.value)} "
+            f"{self.unit}, bracket=[{_fmt(self.lower)}, {_fmt(self.upper)}], "
+            f"status={self.status.value}, iterations={self.iterations}, "
+            f"method={self.method!r})"
         )
 
 

@@ -153,7 +153,7 @@ def test_no_citation_points_outside_the_repository() -> None:
 def test_cited_mathematics_page_exists() -> None:
     page = ROOT / "docs" / "mathematics.rst"
     text = page.read_text(encoding="utf-8")
-    for number in range(1, 9):
+    for number in range(1, 13):
         assert f"\n{number}. " in text, f"docs/mathematics.rst has no section {number}"
 
 
@@ -210,6 +210,8 @@ def _producers() -> list[tuple[str, object]]:
         ("capacity", lambda: dpcap.capacity(BSC)),
         ("capacities", lambda: dpcap.capacities([BSC, [[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]])),
         ("capacity_cost", lambda: dpcap.capacity(BSC, cost=[0.0, 1.0], budget=0.3)),
+        ("g_capacity", lambda: dpcap.g_capacity(BSC, kind="additive")),
+        ("risk_capacity", lambda: dpcap.risk_capacity(BSC)),
         ("renyi_capacity", lambda: dpcap.renyi_capacity(BSC, 2.0)),
         ("renyi_profile", lambda: dpcap.renyi_profile(BSC, [0.0, 0.5, 1.0, math.inf])),
         ("alpha_leakage", lambda: dpcap.alpha_leakage(BSC, 2.0)),

@@ -31,6 +31,7 @@ REPRODUCED = {
     "sweep_midp_family": "a sweep",
     "audit_your_own_mechanism": "the command line and the API",
     "geo_indistinguishability": "Andrés et al. 2013; Bordenabe et al. 2014",
+    "qif_gain_functions": "Alvim et al. 2012/2020, g-leakage and capacities",
 }
 
 
