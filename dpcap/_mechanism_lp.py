@@ -138,6 +138,13 @@ class Problem:
         """The least distance of a constrained pair (1 without a metric)."""
         return 1.0 if self.scale is None or not self.scale.size else float(self.scale.min())
 
+    @property
+    def largest_scale(self) -> float:
+        """The largest finite distance of a constrained pair (1 without a metric)."""
+        if self.scale is None or not np.isfinite(self.scale).any():
+            return 1.0
+        return float(np.max(self.scale[np.isfinite(self.scale)]))
+
     def closed_lower(self, eps: float) -> float:
         """A closed-form lower bound on d*(ε), tight as ε → 0.
 

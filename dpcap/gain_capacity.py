@@ -125,6 +125,28 @@ def _ratio_lower(rho: FloatArray, W: FloatArray, Gs: FloatArray, sigma: float) -
     return max(post / prior_v * shrink, 1.0)
 
 
+def _prior_ratio_lower(
+    prior: FloatArray, top: FloatArray, W: FloatArray, Gs: FloatArray, sigma: float
+) -> float:
+    """:func:`_ratio_lower` at ``prior`` itself, the prior a result reports.
+
+    ``ρ = _to_scaled(prior)`` is formed through logarithms: each entry carries a relative error
+    of at most ``η = 4u(max|log π| + max|log top| + |M| + 2)`` (``M`` the largest log, the exp's
+    own rounding in the 2), plus an absolute ``2^-1022`` where it lands among subnormals. Both
+    vulnerabilities are non-negative combinations of the entries and at least 1 (a column of
+    ``G'`` reaches 1 at the largest entry of ρ), so the ratio at ``prior`` is at least the ratio
+    at ρ times ``(1 − η')/(1 + η')`` with ``η' = η + n·2^-1021``."""
+    rho = _to_scaled(prior, top)
+    used = (prior > 0) & (top > 0)
+    if not used.any():
+        return 1.0
+    with np.errstate(divide="ignore"):
+        logs = np.log(prior[used]) + np.log(top[used])
+    spread = float(np.max(np.abs(np.log(prior[used])))) + float(np.max(np.abs(np.log(top[used]))))
+    eta = 4.0 * _U * (spread + float(np.max(np.abs(logs))) + 2.0) + len(prior) * 2.0**-1021
+    return max(_ratio_lower(rho, W, Gs, sigma) * (1.0 - eta) / (1.0 + eta), 1.0)
+
+
 def _difference_lower(p: FloatArray, W: FloatArray, G: FloatArray, sigma: float) -> float:
     """A lower bound on ``V_g[p̂▷W] − V_g(p̂)`` (``G ≥ 0`` the shifted gain, ``p̂ = p/Σp``) for
     the exact channel: each sum's γ-bound, the row slack, the shift's rounding ``u`` and the
@@ -230,7 +252,9 @@ def g_capacity(
     kind : {"multiplicative", "additive"}
     tol : float
         Requested certified gap, relative to ``upper`` (multiplicative) or to the range
-        ``max_{w,x} (G[w, x] − min_{w'} G[w', x])`` of the gain (additive).
+        ``max_{w,x} (G[w, x] − min_{w'} G[w', x])`` of the gain (additive). The upper end
+        from the solver is widened by HiGHS's own tolerances (about ``1e-6`` times the sizes
+        involved), so a ``tol`` much below ``1e-5`` can leave the bracket open.
     time_limit : float
         Seconds the branch and bound may take (``math.inf`` for none); when it runs out the
         bracket so far is returned with status ``max_iter`` and a ``ConvergenceWarning``.
@@ -344,7 +368,7 @@ def _solve(
     colmax, Gcol = _columns(G)
     if kind == "multiplicative":
         upper = min(bayes, float(min(len(secrets), m)))
-        lower = _ratio_lower(_to_scaled(uniform, colmax), matrix, Gcol, sigma)
+        lower = _prior_ratio_lower(uniform, colmax, matrix, Gcol, sigma)
     else:
         low_sum = float(np.sum(np.min(live, axis=0))) * (1.0 - _gamma(m + 2)) / (1.0 + sigma)
         R_up = R / (1.0 - _U)
@@ -383,9 +407,9 @@ def _solve(
         )
         if solution.prior is not None:
             found = _padded(solution.prior, secrets, n)
-            if kind == "multiplicative":  # the engine's point is ρ, in scaled coordinates
-                value = _ratio_lower(found, matrix, Gcol, sigma)
-                found = _to_prior(found, colmax)
+            if kind == "multiplicative":  # the engine's point is ρ, in scaled coordinates:
+                found = _to_prior(found, colmax)  # the bound is taken at the prior returned
+                value = _prior_ratio_lower(found, colmax, matrix, Gcol, sigma)
             else:
                 value = _difference_lower(found, matrix, G, sigma)
             if value > lower:

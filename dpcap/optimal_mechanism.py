@@ -18,6 +18,7 @@ function ``ε*(D)``, is :mod:`dpcap.privacy_distortion`.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -53,7 +54,9 @@ def optimal_mechanism(
         ``loss[x, y] = ℓ(x, y)``, the cost of releasing ``y`` when the database is ``x``; finite.
         The outputs are whatever the columns stand for (databases, counts, labels).
     eps : float
-        ε in ``[0, ∞]`` (nats). ε = 0 and ε = ∞ are solved in closed form.
+        ε in ``[0, ∞]`` (nats). ε = 0 and ε = ∞ are solved in closed form. A finite ε whose
+        factor ``e^{εd}`` overflows a double (``εd > 709.78``, ``d = 1`` without a metric) is
+        refused with a :class:`~dpcap.result.ParameterError` naming the largest usable ε.
     shape : sequence of int, optional
         Domain sizes ``(m_1, …, m_n)`` of the database; default: one entry whose values are the
         rows (then ``"hamming"`` makes every pair of rows neighbours: local DP).
@@ -195,9 +198,10 @@ def optimal_mechanism(
         raise ParameterError(f"eps must be a scalar, got {check.show(eps)}")
     epsilon = float(level)
     tolerance = check.tolerance(tol, "loss units")
-    point = _below_rounding(problem, epsilon) or lp.evaluate(problem, epsilon)
+    solved = _writable(problem, epsilon)
+    point = _below_rounding(problem, solved) or lp.evaluate(problem, solved)
     # the certificates, with rounding: the mechanism's exact level ≤ ε, its loss rounded up
-    W, dp_level = lp.private_within(problem, point.mechanism, epsilon)
+    W, dp_level = lp.private_within(problem, point.mechanism, solved)
     achieved = problem.expected(W)
     upper = achieved + problem.expected_error(W)
     lower = min(lp.lower_end(problem, point), upper)
@@ -231,6 +235,27 @@ def optimal_mechanism(
         message=message,
         tol=tolerance,
         details=(*point.details, ("rounding_repair_loss", extra)),
+    )
+
+
+#: ``log(DBL_MAX)``: past it ``e^{εd}`` is not a double and a ratio row cannot be written.
+OVERFLOW = math.log(sys.float_info.max)
+
+
+def _writable(problem: lp.Problem, eps: float) -> float:
+    """``ε``, checked to give every constrained pair a finite factor ``e^{εd}``.
+
+    Past ``εd ≈ 709.78`` the factor overflows. The constraint is then nearly, but not exactly,
+    a support constraint (``W[x', y] = 0 ⇒ W[x, y] = 0``, which ε = ∞ does not impose: every
+    mechanism is ∞-DP), and neither end of the bracket could be certified from one LP: such ε
+    are refused, naming the largest one that works.
+    """
+    if math.isinf(eps) or eps * problem.largest_scale <= OVERFLOW:
+        return eps
+    what = "e^eps" if problem.scale is None else "e^(eps·d) for the farthest constrained pair"
+    raise ParameterError(
+        f"eps={eps!r} is too large: {what} overflows a double; use "
+        f"eps <= {OVERFLOW / problem.largest_scale:.6g}, or eps=inf (no constraint)"
     )
 
 

@@ -349,17 +349,43 @@ def test_result_round_trips_through_json_and_pandas() -> None:
 def test_column_scaling_and_masses_near_underflow() -> None:
     """``sup_π`` of the ratio is invariant under a positive scaling of G's columns (it reweights
     the prior, §9), down to a column of 5e-324; and the 0-1 risk of nearly disjoint rows is
-    ``1 / Σ_y min(W_0y, W_1y)`` without cancellation (here ``1 / 8e-300``)."""
+    ``1 / Σ_y min(W_0y, W_1y)`` without cancellation (here ``1 / 8e-300``).
+
+    Reweighting by 5e-324 against 0.3 puts a mass near 1.6e-323 on one secret: a subnormal
+    with two significant bits, so no double prior attains the optimum to ``tol``; the bracket
+    still holds, its ``lower`` is attained by the prior returned, and it says it is open."""
     W = np.array([[1 / 3] * 3] * 3 + [[0.4, 0.4, 0.2]])
     G = np.array([[0.0, 0.5, 1.0, 0.0], [0.2, 0.0, 0.0, 1.0]])
     base = g_capacity(W, G)
-    for scale in ([1.0, 1.0, 5e-324, 0.3], [1e-300, 7.0, 1.0, 1e-200]):
-        res = g_capacity(W, G * np.array(scale))
+    for scale, closes in (([1.0, 1.0, 5e-324, 0.3], False), ([1e-300, 7.0, 1.0, 1e-200], True)):
+        Gs = G * np.array(scale)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = g_capacity(W, Gs)
         assert abs(res.upper - base.upper) <= 2 * base.tol * base.upper
-        assert res.status is Status.CONVERGED
+        assert res.lower <= base.lower * (1 + 1e-12)
+        assert res.lower <= qif.g_leakage(res.prior, W, Gs) * (1 + 1e-12)
+        assert (res.status is Status.CONVERGED) is closes
     near = np.array([[1.0, 3e-300, 3e-300], [2.5e-300, 1.0, 2.5e-300]])
     res = risk_capacity(near)
     assert res.lower <= 1 / 8e-300 * (1 + 1e-12)
     assert res.upper * (1 + 1e-12) >= 1 / 8e-300
     assert qif.risk_leakage([0.5, 0.5], near) == pytest.approx(1 / 8e-300, rel=1e-12)
     assert qif.posterior_bayes_risk([0.5, 0.5], near) == pytest.approx(4e-300, rel=1e-12)
+
+
+def test_lower_is_attained_by_the_prior_returned() -> None:
+    """``lower`` is a bound at ``prior`` itself, not at the solver's scaled point. With
+    ``G = diag(1e-300, 1e300)`` the optimum ``(1.7``, from the Bayes capacity of the reweighted
+    channel) needs a prior with a mass near ``1e-600``, which no double holds: the prior that can
+    be returned only reaches 1, so the bracket must stay open (and warn) instead of claiming 1.7;
+    with ``diag(1, 3)`` the returned prior attains the capacity ``(0.9·1 + 0.8·3)/(... )``-free
+    closed form 1.7 (``Σ_y max_x W_xy g_x`` at ``π ∝ 1/g``), and its leakage is ``≥ lower``."""
+    W = np.array([[0.9, 0.1], [0.2, 0.8]])
+    with pytest.warns(ConvergenceWarning):
+        res = g_capacity(W, np.diag([1e-300, 1e300]))
+    assert res.lower <= qif.g_leakage(res.prior, W, np.diag([1e-300, 1e300])) * (1 + 1e-12)
+    assert res.lower < 1.7 <= res.upper * (1 + 1e-12)
+    res = g_capacity(W, np.diag([1.0, 3.0]))
+    assert res.lower <= 1.7 <= res.upper
+    assert qif.g_leakage(res.prior, W, np.diag([1.0, 3.0])) >= res.lower

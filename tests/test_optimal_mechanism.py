@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import warnings
 from fractions import Fraction
 
@@ -521,3 +522,22 @@ def test_solver_names_are_case_insensitive(spelling: str) -> None:
 def test_solver_error_lists_the_names() -> None:
     with pytest.raises(ParameterError, match=r"solver must be one of .*CLARABEL.*case-insensitive"):
         optimal_mechanism([0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]], 1.0, solver="glpk")
+
+
+@pytest.mark.parametrize("metric", [None, [[0.0, 5.0, 10.0], [5.0, 0.0, 5.0], [10.0, 5.0, 0.0]]])
+def test_an_eps_whose_factor_overflows_is_refused_naming_the_limit(metric: object) -> None:
+    """``e^{εd}`` past ``log(DBL_MAX) = 709.78`` cannot be a ratio row: a clear error (it was an
+    OverflowError from inside the repair), naming the largest usable ε (709.78 without a
+    metric; 709.78/5 when the farthest constrained pair — the adjacent ones — is at 5). Just
+    below the limit the answer is still certified and ε·d-private; ε = ∞ is no constraint."""
+    loss = np.abs(np.subtract.outer(np.arange(3), np.arange(3))).astype(float)
+    limit = 709.782712893384 / (1.0 if metric is None else 5.0)
+    for eps in (limit * 1.001, 800.0, 1e300):
+        with pytest.raises(ParameterError, match=re.escape(f"eps={eps!r} is too large:")):
+            optimal_mechanism([1 / 3] * 3, loss, eps, metric=metric)
+    res = optimal_mechanism([1 / 3] * 3, loss, limit * 0.999, metric=metric)
+    assert res.lower <= res.upper < 1e-300
+    if metric is None:
+        assert res.dp_level <= limit * 0.999
+    res = optimal_mechanism([1 / 3] * 3, loss, math.inf, metric=metric)
+    assert res.upper == 0.0
