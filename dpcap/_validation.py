@@ -289,6 +289,33 @@ def solver(value: Any, options: tuple[str, ...], name: str = "solver") -> str:
     return found
 
 
+def conic_solver(method: str, name: Any, options: tuple[str, ...]) -> str | None:
+    """The cvxpy solver of ``method="conic"`` (its default, the first of ``options``), or None
+    for any other method, where passing ``solver=`` is an error (it would be ignored)."""
+    if method != "conic":
+        if name is not None:
+            raise ParameterError(
+                f"solver selects a cvxpy solver for method='conic' only; got solver={name!r} "
+                f"with method={method!r}"
+            )
+        return None
+    return solver(options[0] if name is None else name, options)
+
+
+def grid_shape(grid: Any, what: str) -> tuple[int, int]:
+    """A grid's ``(rows, cols)``, each a positive integer, refused (naming ``grid``) otherwise
+    or when a dense ``(rows·cols)²`` array for ``what`` would be too large."""
+    try:
+        dims = tuple(grid)
+    except TypeError as exc:
+        raise ParameterError(f"grid must be a pair (rows, cols), got {show(grid)}") from exc
+    if len(dims) != 2:
+        raise ParameterError(f"grid must be a pair (rows, cols), got {show(grid)}")
+    rows, cols = (integer(v, "grid", minimum=1) for v in dims)
+    dense_size(rows * cols, rows * cols, f"{what} {(rows, cols)}")
+    return rows, cols
+
+
 def cost_matrix(
     value: Any, rows: int, name: str, *, rows_of: str = "input", nonnegative: bool = True
 ) -> FloatArray:

@@ -27,7 +27,6 @@ from dpcap.result import (
     CapacitiesResult,
     CapacityResult,
     ChannelError,
-    ParameterError,
     ProblemTooLargeError,
     SolverError,
     Status,
@@ -149,21 +148,17 @@ def capacity(
     budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     check.choice(method, METHODS, "method")
-    if method == "ba" and solver is not None:
-        raise ParameterError(
-            f"solver selects a cvxpy solver for method='conic'; got solver={solver!r} with "
-            "method='ba'"
-        )
+    name = check.conic_solver(method, solver, CONIC_SOLVERS)
     reduction = reduce.reduce_channel(matrix)
     if method == "ba":
         solution = blahut.solve(reduction.matrix[None], tol=tolerance, max_iter=budget)
         tag, note, iterations = "ba", "", int(solution.iterations[0])
         status_if_open = Status.MAX_ITER
     else:
-        name = CONIC_SOLVERS[0] if solver is None else check.solver(solver, CONIC_SOLVERS)
         start = time.perf_counter()
         from dpcap.solvers import conic  # cvxpy is imported there, lazily
 
+        assert name is not None  # method == "conic"
         raw = conic.capacity_conic(reduction.matrix, solver=name, tol=tolerance)
         if not raw.status.usable:
             raise SolverError(

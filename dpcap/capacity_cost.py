@@ -157,12 +157,7 @@ def capacity_cost(
     iterations_budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     check.choice(method, METHODS, "method")
-    if method == "ba" and solver is not None:
-        raise ParameterError(
-            f"solver selects a cvxpy solver for method='conic'; got solver={solver!r} with "
-            "method='ba'"
-        )
-    name = None if method == "ba" else check.solver(solver or CONIC_SOLVERS[0], CONIC_SOLVERS)
+    name = check.conic_solver(method, solver, CONIC_SOLVERS)
     matrix = check.stochastic_matrix(W, "W")
     costs, P, A = _options(cost, budget, peak, matrix.shape[0])
     keep = np.flatnonzero(costs <= A)

@@ -355,18 +355,6 @@ def _hockey(P: FloatArray, log_p: FloatArray, log_q: FloatArray, log_gamma: Floa
 # --------------------------------------------------------------------------- grids
 
 
-def _grid_shape(grid: Any) -> tuple[int, int]:
-    try:
-        dims = tuple(grid)
-    except TypeError as exc:
-        raise ParameterError(f"grid must be a pair (rows, cols), got {check.show(grid)}") from exc
-    if len(dims) != 2:
-        raise ParameterError(f"grid must be a pair (rows, cols), got {check.show(grid)}")
-    rows, cols = (check.integer(v, "grid", minimum=1) for v in dims)
-    check.dense_size(rows * cols, rows * cols, f"the metric of the grid {(rows, cols)}")
-    return rows, cols
-
-
 def grid_points(grid: Any, *, step: float = 1.0) -> FloatArray:
     """The points of a grid, one row per input: ``(i·step, j·step)`` at row ``i·cols + j``.
 
@@ -389,7 +377,7 @@ def grid_points(grid: Any, *, step: float = 1.0) -> FloatArray:
            [10.,  0.],
            [10., 10.]])
     """
-    rows, cols = _grid_shape(grid)
+    rows, cols = check.grid_shape(grid, "the metric of the grid")
     size = check.nonnegative_scalar(step, "step", allow_inf=False, positive=True)
     i, j = np.divmod(np.arange(rows * cols), cols)
     return np.stack([i * size, j * size], axis=1).astype(np.float64)
@@ -418,7 +406,7 @@ def grid_metric(grid: Any, *, step: float = 1.0, norm: str = "euclidean") -> Flo
            [2., 0., 2.],
            [4., 2., 0.]])
     """
-    rows, cols = _grid_shape(grid)
+    rows, cols = check.grid_shape(grid, "the metric of the grid")
     size = check.nonnegative_scalar(step, "step", allow_inf=False, positive=True)
     kind = check.choice(norm, NORMS, "norm")
     i, j = np.divmod(np.arange(rows * cols), cols)

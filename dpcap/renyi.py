@@ -220,18 +220,13 @@ def renyi_capacity(
     divisor = check.unit_divisor(unit)
     check.choice(kind, KINDS, "kind")
     check.choice(method, METHODS, "method")
-    if solver is not None and method != "conic":
-        raise ParameterError(
-            f"solver selects a cvxpy solver for method='conic' only; got solver={solver!r} "
-            f"with method={method!r}"
-        )
     if method == "conic" and (a == 0.0 or math.isinf(a) or kind == "naive"):
         raise ParameterError(
             f"method='conic' applies to 0 < alpha < inf (kind sibson/arimoto/augustin); "
             f"got alpha={alpha!r}, kind={kind!r}"
         )
-    if method == "conic" and solver is not None:
-        solver = check.solver(solver, CONIC_SOLVERS if a == 1.0 else RENYI_SOLVERS)
+    if solver is not None:
+        solver = check.conic_solver(method, solver, CONIC_SOLVERS if a == 1.0 else RENYI_SOLVERS)
     if kind == "arimoto" and a == 0.0:
         raise ParameterError(
             "kind='arimoto' is not defined at alpha = 0: the Arimoto prior p_S^(1/α) has no "

@@ -544,7 +544,8 @@ class TestBadInput:
 
     def test_solver_with_ba(self) -> None:
         with pytest.raises(
-            ParameterError, match=r"solver selects a cvxpy solver for method='conic'; got solver="
+            ParameterError,
+            match=r"solver selects a cvxpy solver for method='conic' only; got solver=",
         ):
             dpcap.capacity(self.W, solver="ECOS")
 

@@ -29,7 +29,7 @@ from dpcap import _validation as check
 from dpcap.channel import TINY, Channel
 from dpcap.mechanisms._noise import truncated_geometric
 from dpcap.metric_privacy import NORMS
-from dpcap.result import ParameterError, ProblemTooLargeError
+from dpcap.result import ProblemTooLargeError
 
 __all__ = ["planar_geometric", "planar_laplace"]
 
@@ -45,18 +45,6 @@ MAX_LATTICE_RADIUS = 2**13
 _NODES = 20
 
 _LOG2 = math.log(2.0)
-
-
-def _grid(grid: Any) -> tuple[int, int]:
-    try:
-        dims = tuple(grid)
-    except TypeError as exc:
-        raise ParameterError(f"grid must be a pair (rows, cols), got {check.show(grid)}") from exc
-    if len(dims) != 2:
-        raise ParameterError(f"grid must be a pair (rows, cols), got {check.show(grid)}")
-    rows, cols = (check.integer(v, "grid", minimum=1) for v in dims)
-    check.dense_size(rows * cols, rows * cols, f"a mechanism on the grid {(rows, cols)}")
-    return rows, cols
 
 
 def _step(step: Any) -> float:
@@ -168,7 +156,7 @@ def planar_geometric(
     >>> round(metric_epsilon(W, grid_metric((3, 3))), 9)
     0.5
     """
-    rows, cols = _grid(grid)
+    rows, cols = check.grid_shape(grid, "a mechanism on the grid")
     size = _step(step)
     kind = check.choice(norm, NORMS, "norm")
     level = check.nonnegative_scalar(eps, "eps", positive=True)
@@ -305,7 +293,7 @@ def planar_laplace(grid: Any, eps: float, *, step: float = 1.0) -> Channel:
     >>> W.n_inputs, float(W.matrix[4, 4].round(6))  # the centre's own cell
     (9, 0.109679)
     """
-    rows, cols = _grid(grid)
+    rows, cols = check.grid_shape(grid, "a mechanism on the grid")
     size = _step(step)
     level = check.nonnegative_scalar(eps, "eps", positive=True)
     if math.isinf(level):
