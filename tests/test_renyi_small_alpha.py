@@ -338,3 +338,22 @@ def test_profile_non_decreasing_on_sparse_channels(seed: int) -> None:
     order = np.argsort(prof.alpha)
     assert np.all(np.diff(prof.value[order]) >= 0)
     assert np.all(prof.upper <= math.nextafter(math.log(4), math.inf))
+
+
+@pytest.mark.parametrize("alpha", [0.15, 0.3, 0.45])
+def test_the_engine_trial_agrees_with_the_interior_point(alpha: float) -> None:
+    """Between TRIAL_ORDER and ENGINE_ORDER the BA/Newton engine runs first as a bounded trial.
+    On a dense channel it certifies the order alone, and its bracket must overlap the interior
+    point's (two independent methods: Q eliminated through Q_p, or kept as a variable); on a
+    channel whose rows have different supports, the interior point still closes it."""
+    from dpcap.renyi import radius_below_one
+
+    dense = np.random.default_rng(11).dirichlet(np.ones(24), size=24)
+    res = dpcap.renyi_capacity(dense, alpha)
+    assert res.status is Status.CONVERGED
+    assert "BA/Newton engine" in res.message
+    (low, up, _), _, how = radius_below_one(dense, alpha, 1e-9, 10_000, engine=False)
+    assert "interior point" in how
+    assert max(low, res.lower) <= min(up, res.upper) + 1e-15
+    sparse = np.random.default_rng(12).dirichlet(np.full(10, 0.05), size=10)
+    assert dpcap.renyi_capacity(sparse, alpha).status is Status.CONVERGED
