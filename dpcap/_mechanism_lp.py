@@ -162,7 +162,7 @@ class Problem:
         """The ε-DP level (the kernel of :func:`dpcap.dp_epsilon`), or under a metric the
         d-privacy level over the constrained pairs (:func:`dpcap.metric_epsilon`)."""
         if self.scale is not None:
-            return metric_pairs.max_scaled_log_ratio(W, self.first, self.second, self.scale)
+            return pairwise.max_scaled_log_ratio(W, self.first, self.second, self.scale)
         value, *_ = pairwise.max_log_ratio(W, self.first, self.second)
         return value
 

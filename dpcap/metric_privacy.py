@@ -35,7 +35,6 @@ dividing by the distance does not give a level that a path of inputs composes.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
@@ -45,8 +44,7 @@ from numpy.typing import NDArray
 from dpcap import _validation as check
 from dpcap.channel import as_mechanism
 from dpcap.result import ParameterError, ProblemTooLargeError
-from dpcap.solvers import divergence, reduce
-from dpcap.solvers.pairwise import chunks
+from dpcap.solvers import divergence, pairwise, reduce
 
 __all__ = [
     "MAX_METRIC_PAIR_WORK",
@@ -266,19 +264,7 @@ def metric_epsilon(M: Any, /, metric: Metric, *, neighbors: Any = None) -> float
     0.5
     """
     pairs = _ClassPairs(M, metric, neighbors, "metric_epsilon")
-    best = 0.0
-    W, L = pairs.W, pairs.L
-    for s in chunks(len(pairs.I), W.shape[1]):
-        with np.errstate(invalid="ignore"):  # -inf - -inf = nan: 0/0, ignored
-            diff = np.abs(L[pairs.I[s]] - L[pairs.J[s]])
-        ratio = np.max(np.where(np.isnan(diff), 0.0, diff), axis=1)
-        d = pairs.d[s]
-        zero = d == 0.0
-        if (ratio[zero] > 0).any():
-            return math.inf  # distance 0, different rows
-        if (~zero).any():
-            best = max(best, float(np.max(ratio[~zero] / d[~zero])))
-    return best
+    return pairwise.max_scaled_log_ratio(pairs.W, pairs.I, pairs.J, pairs.d, pairs.L)
 
 
 def metric_delta(M: Any, /, eps: float, metric: Metric, *, neighbors: Any = None) -> float:
@@ -331,25 +317,9 @@ def metric_delta(M: Any, /, eps: float, metric: Metric, *, neighbors: Any = None
     """
     level = check.nonnegative_scalar(eps, "eps")
     pairs = _ClassPairs(M, metric, neighbors, "metric_delta")
-    W, L = pairs.W, pairs.L
-    best = 0.0
-    for s in chunks(len(pairs.I), W.shape[1]):
-        d = pairs.d[s]
-        with np.errstate(invalid="ignore"):  # ∞·0: a pair at distance 0 is compared at γ = 1
-            scaled = np.where(d == 0.0, 0.0, level * d)[:, None]
-        for a, b in ((pairs.I[s], pairs.J[s]), (pairs.J[s], pairs.I[s])):
-            best = max(best, float(np.max(_hockey(W[a], L[a], L[b], scaled), initial=0.0)))
-    return min(best, 1.0)
-
-
-def _hockey(P: FloatArray, log_p: FloatArray, log_q: FloatArray, log_gamma: FloatArray) -> Any:
-    """``Σ_y (P_y − γ Q_y)_+`` per row, from the masses ``P`` and the log-ratios."""
-    with np.errstate(invalid="ignore"):
-        exponent = log_gamma + log_q - log_p  # nan where ∞ meets −∞: handled below
-    escaped = np.isneginf(log_q)  # Q_y = 0: the whole P_y counts, whatever γ
-    exponent = np.where(escaped | np.isnan(exponent), np.where(escaped, -np.inf, np.inf), exponent)
-    terms = np.where(log_p > -np.inf, P * np.maximum(0.0, -np.expm1(exponent)), 0.0)
-    return np.sum(terms, axis=1)
+    with np.errstate(invalid="ignore"):  # ∞·0: a pair at distance 0 is compared at γ = 1
+        log_gamma = np.where(pairs.d == 0.0, 0.0, level * pairs.d)
+    return min(pairwise.max_scaled_hockey(pairs.W, pairs.I, pairs.J, log_gamma, pairs.L), 1.0)
 
 
 # --------------------------------------------------------------------------- grids

@@ -20,8 +20,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from .pairwise import chunks
-
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
@@ -30,7 +28,6 @@ __all__ = [
     "essential_pairs",
     "factor_down",
     "factor_up",
-    "max_scaled_log_ratio",
 ]
 
 #: Most inputs for which :func:`essential_pairs` looks for intermediate points (``n³`` work);
@@ -85,16 +82,3 @@ def factor_down(eps: float, scale: FloatArray) -> FloatArray:
         np.where(exponent > 0, np.nextafter(np.exp(exponent), 0.0), 1.0), 1.0
     )
     return out
-
-
-def max_scaled_log_ratio(W: FloatArray, I: IntArray, J: IntArray, scale: FloatArray) -> float:
-    """``max_{pairs} max_y |log W[i, y] − log W[j, y]| / d_ij`` (0/0 skipped, ``p/0`` is ∞)."""
-    logW = np.full(W.shape, -np.inf)
-    np.log(W, out=logW, where=W > 0)
-    best = 0.0
-    for s in chunks(len(I), W.shape[1]):
-        with np.errstate(invalid="ignore"):  # -inf - -inf = nan: 0/0, skipped
-            diff = np.abs(logW[I[s]] - logW[J[s]])
-        ratio = np.max(np.where(np.isnan(diff), 0.0, diff), axis=1, initial=0.0) / scale[s]
-        best = max(best, float(np.max(ratio, initial=0.0)))
-    return best

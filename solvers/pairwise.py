@@ -31,6 +31,8 @@ __all__ = [
     "max_divergence",
     "max_divergences",
     "max_log_ratio",
+    "max_scaled_hockey",
+    "max_scaled_log_ratio",
     "max_tv",
 ]
 
@@ -75,6 +77,51 @@ def max_log_ratio(
                 x, xp = xp, x
             best, witness = max(float(size.flat[k]), 0.0), (x, xp, y)
     return best, *witness
+
+
+def max_scaled_log_ratio(
+    W: FloatArray, I: IntArray, J: IntArray, scale: FloatArray, logW: FloatArray | None = None
+) -> float:
+    """``max_{pairs} max_y |log W[i, y] − log W[j, y]| / d_ij``: the d-privacy level.
+
+    ``0/0`` is skipped and ``p/0`` is ∞, as in :func:`max_log_ratio`; a pair at distance
+    ``d = 0`` gives ∞ if its rows differ and 0 if they are equal.
+    """
+    logW = divergence.log(W) if logW is None else logW
+    best = 0.0
+    for s in chunks(len(I), W.shape[1]):
+        with np.errstate(invalid="ignore"):  # -inf - -inf = nan: 0/0, skipped
+            diff = np.abs(logW[I[s]] - logW[J[s]])
+        ratio = np.max(np.where(np.isnan(diff), 0.0, diff), axis=1, initial=0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_unit = np.where(ratio == 0.0, 0.0, ratio / scale[s])
+        best = max(best, float(np.max(per_unit, initial=0.0)))
+    return best
+
+
+def max_scaled_hockey(
+    W: FloatArray, I: IntArray, J: IntArray, log_gamma: FloatArray, logW: FloatArray | None = None
+) -> float:
+    """``max_{ordered pairs} E_{γ_ij}(W_i ‖ W_j)`` with a level ``log γ_ij`` per pair.
+
+    Each term is ``W[i,y]·(1 − e^{log γ + log W[j,y] − log W[i,y]})_+`` (``expm1``; no ``γ`` is
+    formed, so a large level cannot overflow); an output with ``W[j, y] = 0`` counts whole.
+    """
+    logW = divergence.log(W) if logW is None else logW
+    best = 0.0
+    for s in chunks(len(I), W.shape[1]):
+        level = log_gamma[s][:, None]
+        for a, b in ((I[s], J[s]), (J[s], I[s])):
+            log_p, log_q = logW[a], logW[b]
+            with np.errstate(invalid="ignore"):
+                exponent = level + log_q - log_p  # nan where ∞ meets −∞: handled below
+            escaped = np.isneginf(log_q)  # Q_y = 0: the whole P_y counts, whatever γ
+            exponent = np.where(
+                escaped | np.isnan(exponent), np.where(escaped, -np.inf, np.inf), exponent
+            )
+            terms = np.where(log_p > -np.inf, W[a] * np.maximum(0.0, -np.expm1(exponent)), 0.0)
+            best = max(best, float(np.max(np.sum(terms, axis=1), initial=0.0)))
+    return best
 
 
 def max_divergence(
