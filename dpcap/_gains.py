@@ -78,6 +78,11 @@ def check_work(n_guesses: int, n_secrets: int, n_outputs: int, what: str) -> Non
     )
 
 
+def bayes_posterior(p: FloatArray, W: FloatArray) -> float:
+    """``V_1[π▷W] = Σ_y max_x π_x W[x, y]``, the identity gain without forming it."""
+    return float(np.sum(np.max(p[:, None] * W, axis=0)))
+
+
 def vulnerability(p: FloatArray, G: FloatArray) -> float:
     """``V_g(π) = max_w Σ_x π_x G[w, x]``."""
     return float(np.max(G @ p))

@@ -194,6 +194,12 @@ def distribution(value: Any, name: str = "prior", size: int | None = None) -> Fl
     return law(arr, name)
 
 
+def prior_and_channel(prior: Any, W: Any) -> tuple[FloatArray, FloatArray]:
+    """``(prior, W)`` validated together: a row-stochastic ``W`` and a prior on its rows."""
+    matrix = stochastic_matrix(W, "W")
+    return distribution(prior, "prior", size=matrix.shape[0]), matrix
+
+
 def law(value: Any, name: str = "joint", shape: tuple[int, ...] | None = None) -> FloatArray:
     """Validate a probability law of any shape (e.g. a joint law on ``X_1 × … × X_n``)."""
     arr = numeric(value, name, PriorError)

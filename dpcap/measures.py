@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, rel_entr, xlogy
 
+from dpcap import _gains
 from dpcap import _information as kernel
 from dpcap import _validation as check
 from dpcap.channel import as_mechanism
@@ -74,12 +75,6 @@ def _pair(p: Any, q: Any) -> tuple[check.FloatArray, check.FloatArray]:
     P = check.distribution(p, "p")
     Q = check.distribution(q, "q", size=P.shape[0])
     return P, Q
-
-
-def _prior_channel(prior: Any, W: Any) -> tuple[check.FloatArray, check.FloatArray]:
-    matrix = check.stochastic_matrix(W, "W")
-    p = check.distribution(prior, "prior", size=matrix.shape[0])
-    return p, matrix
 
 
 def entropy(p: Any, /, *, unit: str = "nats") -> float:
@@ -159,7 +154,7 @@ def mutual_information(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
     >>> round(mutual_information([0.5, 0.5], [[0.9, 0.1], [0.1, 0.9]], unit="bits"), 6)
     0.531004
     """
-    p, matrix = _prior_channel(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     return kernel.shannon_mi(p, matrix) / check.unit_divisor(unit)
 
 
@@ -213,7 +208,7 @@ def sibson_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> flo
     0.587787
     """
     a = check.order(alpha)
-    p, matrix = _prior_channel(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     return kernel.sibson(p, matrix, a) / check.unit_divisor(unit)
 
 
@@ -319,7 +314,7 @@ def arimoto_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> fl
     True
     """
     a = check.order(alpha)
-    p, matrix = _prior_channel(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     divisor = check.unit_divisor(unit)
     if math.isinf(a):
         return _min_entropy_leakage(p, matrix) / divisor
@@ -339,8 +334,8 @@ def arimoto_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> fl
 
 
 def _min_entropy_leakage(p: check.FloatArray, matrix: check.FloatArray) -> float:
-    posterior_vulnerability = float(np.sum(np.max(p[:, None] * matrix, axis=0)))
-    return max(math.log(posterior_vulnerability) - math.log(float(np.max(p))), 0.0)
+    posterior = _gains.bayes_posterior(p, matrix)
+    return max(math.log(posterior) - math.log(float(np.max(p))), 0.0)
 
 
 def min_entropy_leakage(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
@@ -354,7 +349,7 @@ def min_entropy_leakage(prior: Any, W: Any, /, *, unit: str = "nats") -> float:
     >>> round(min_entropy_leakage([0.5, 0.5], [[0.9, 0.1], [0.1, 0.9]]), 6)  # log 1.8
     0.587787
     """
-    p, matrix = _prior_channel(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     return _min_entropy_leakage(p, matrix) / check.unit_divisor(unit)
 
 
@@ -372,7 +367,7 @@ def renyi_mi(prior: Any, W: Any, /, alpha: float, *, unit: str = "nats") -> floa
     True
     """
     a = check.order(alpha)
-    p, matrix = _prior_channel(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     return kernel.naive_renyi_mi(p, matrix, a) / check.unit_divisor(unit)
 
 
@@ -408,7 +403,7 @@ def augustin_mi(
     a = check.order(alpha)
     if not 0.0 < a < math.inf:
         raise ParameterError(f"alpha must be in (0, inf) for augustin_mi, got {alpha!r}")
-    p, matrix = _prior_channel(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     divisor = check.unit_divisor(unit)
     tolerance = check.tolerance(tol)
     budget = check.max_iter(max_iter, default=1_000)

@@ -58,16 +58,6 @@ def _loss(value: Any, n: int, *, nonnegative: bool = False) -> check.FloatArray:
     return _gains.as_gain(value, n, "loss", nonnegative=nonnegative)
 
 
-def _channel_inputs(prior: Any, W: Any) -> tuple[check.FloatArray, check.FloatArray]:
-    matrix = check.stochastic_matrix(W, "W")
-    p = check.distribution(prior, "prior", size=matrix.shape[0])
-    return p, matrix
-
-
-def _posterior_bayes(p: check.FloatArray, W: check.FloatArray) -> float:
-    return float(np.sum(np.max(p[:, None] * W, axis=0)))
-
-
 def _risk_01(J: check.FloatArray) -> float:
     """``Σ_y (Σ_x J[x, y] − max_x J[x, y])``, the 0-1 risk of the joint (or prior, as one
     column), summed over the entries off each column's first maximum: no cancellation."""
@@ -148,9 +138,9 @@ def posterior_g_vulnerability(prior: Any, W: Any, gain: Any = None, /) -> float:
     >>> round(posterior_g_vulnerability([0.75, 0.25], W), 12)  # 0.6 + 0.175 = 31/40
     0.775
     """
-    p, matrix = _channel_inputs(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     if gain is None:
-        return _posterior_bayes(p, matrix)
+        return _gains.bayes_posterior(p, matrix)
     return _posterior_g(p, matrix, _gain(gain, p.shape[0]))
 
 
@@ -187,9 +177,9 @@ def g_leakage(prior: Any, W: Any, gain: Any = None, /, *, kind: str = "multiplic
     0.025
     """
     what = check.choice(kind, _KINDS, "kind")
-    p, matrix = _channel_inputs(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     if gain is None:
-        prior_v, post = float(np.max(p)), _posterior_bayes(p, matrix)
+        prior_v, post = float(np.max(p)), _gains.bayes_posterior(p, matrix)
     else:
         G = _gain(gain, p.shape[0])
         prior_v, post = _gains.vulnerability(p, G), _posterior_g(p, matrix, G)
@@ -219,7 +209,7 @@ def g_strategy(prior: Any, W: Any, gain: Any = None, /) -> NDArray[np.int64]:
     >>> g_strategy([0.75, 0.25], [[0.8, 0.2], [0.3, 0.7]]).tolist()
     [0, 1]
     """
-    p, matrix = _channel_inputs(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     if gain is None:
         out: NDArray[np.int64] = np.argmax(p[:, None] * matrix, axis=0).astype(np.int64)
         return out
@@ -247,8 +237,8 @@ def posterior_bayes_vulnerability(prior: Any, W: Any, /) -> float:
     >>> posterior_bayes_vulnerability([0.5, 0.5], [[1.0, 0.0], [0.0, 1.0]])
     1.0
     """
-    p, matrix = _channel_inputs(prior, W)
-    return _posterior_bayes(p, matrix)
+    p, matrix = check.prior_and_channel(prior, W)
+    return _gains.bayes_posterior(p, matrix)
 
 
 def bayes_leakage(prior: Any, W: Any, /, *, kind: str = "multiplicative") -> float:
@@ -264,8 +254,8 @@ def bayes_leakage(prior: Any, W: Any, /, *, kind: str = "multiplicative") -> flo
     0.025
     """
     what = check.choice(kind, _KINDS, "kind")
-    p, matrix = _channel_inputs(prior, W)
-    post = _posterior_bayes(p, matrix)
+    p, matrix = check.prior_and_channel(prior, W)
+    post = _gains.bayes_posterior(p, matrix)
     top = float(np.max(p))
     return max(post - top, 0.0) if what == "additive" else max(post / top, 1.0)
 
@@ -301,7 +291,7 @@ def posterior_bayes_risk(prior: Any, W: Any, loss: Any = None, /) -> float:
     >>> round(posterior_bayes_risk([0.75, 0.25], [[0.8, 0.2], [0.3, 0.7]]), 12)  # 9/40
     0.225
     """
-    p, matrix = _channel_inputs(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     if loss is None:
         return _risk_01(p[:, None] * matrix)
     return -_posterior_g(p, matrix, -_loss(loss, p.shape[0]))
@@ -329,7 +319,7 @@ def risk_leakage(prior: Any, W: Any, loss: Any = None, /, *, kind: str = "multip
     2.0
     """
     what = check.choice(kind, _KINDS, "kind")
-    p, matrix = _channel_inputs(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     if loss is None:  # U = 1 − V for the 0-1 loss, summed without cancellation
         prior_u = _risk_01(p[:, None])
         post_u = _risk_01(p[:, None] * matrix)
@@ -383,7 +373,7 @@ def posterior_guessing_entropy(prior: Any, W: Any, /) -> float:
     >>> round(posterior_guessing_entropy([0.75, 0.25], W), 12)  # (0.6 + 2·0.075) + (0.175 + 2·0.15)
     1.225
     """
-    p, matrix = _channel_inputs(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     return _guessing(p[:, None] * matrix)
 
 
@@ -399,7 +389,7 @@ def guessing_leakage(prior: Any, W: Any, /, *, kind: str = "multiplicative") -> 
     0.5
     """
     what = check.choice(kind, _KINDS, "kind")
-    p, matrix = _channel_inputs(prior, W)
+    p, matrix = check.prior_and_channel(prior, W)
     before = _guessing(p)
     after = _guessing(p[:, None] * matrix)
     return max(before - after, 0.0) if what == "additive" else max(before / after, 1.0)
