@@ -58,6 +58,7 @@ __all__ = [
     "read_prior",
     "read_table",
     "relation_text",
+    "saved",
     "shape_text",
     "status_text",
     "table",
@@ -577,6 +578,11 @@ def vector(values: Any, limit: int = 10) -> str:
     if len(rounded) <= limit:
         return str(rounded)
     return f"{str(rounded[:limit])[:-1]}, ... {len(rounded) - limit} more]"
+
+
+def saved(args: argparse.Namespace) -> str:
+    """The line naming the figure written for ``--plot`` (``""`` without one)."""
+    return "" if getattr(args, "plot", None) is None else f"\n  figure: {args.plot}"
 
 
 def status_text(result: Any) -> str:

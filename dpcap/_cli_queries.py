@@ -255,7 +255,7 @@ def run_renyi(args: argparse.Namespace) -> str:
             "pairs of rows of",
             "  D_alpha(W_x || W_x'); Renyi DP: the max over neighbours, in nats like eps. "
             "alpha = inf:",
-            f"  C_alpha is the maximal leakage, Renyi DP the eps-DP level{_saved(args)}",
+            f"  C_alpha is the maximal leakage, Renyi DP the eps-DP level{io.saved(args)}",
         ]
     )
 
@@ -274,11 +274,11 @@ def run_delta(args: argparse.Namespace) -> str:
         except (ValueError, DpcapError) as exc:  # name the file among several
             raise io.UsageError(io.blame(exc, args, str(path))) from exc
     curves = [dp_delta_curve(mech, levels) for _, mech, _, _ in found]
+    labels = _labels([data for data, _, _, _ in found])
     if args.plot is not None:
         from dpcap.plots import plot_privacy_profile
 
         grid = levels if args.eps else plot_levels([eps for _, _, eps, _ in found])
-        labels = _labels([data for data, _, _, _ in found])
         drawn = {
             label: (curve if args.eps else dp_delta_curve(mech, grid))
             for label, curve, (_, mech, _, _) in zip(labels, curves, found, strict=True)
@@ -302,7 +302,6 @@ def run_delta(args: argparse.Namespace) -> str:
             }
         )
     lines = ["dpcap delta: delta(eps), the smallest delta for (eps, delta)-DP (eps in nats)"]
-    labels = _labels([data for data, _, _, _ in found])
     for label, (_, mech, eps, tv) in zip(labels, found, strict=True):
         pure = "no finite eps" if math.isinf(eps) else f"eps = {io.fmt(eps)} nats"
         lines.append(
@@ -312,7 +311,7 @@ def run_delta(args: argparse.Namespace) -> str:
         )
     rows = [[io.fmt(e), *(io.fmt(c[k]) for c in curves)] for k, e in enumerate(levels)]
     lines.append(io.table(["eps [nats]", *(f"delta ({label})" for label in labels)], rows))
-    return "\n".join(lines) + _saved(args, "\n  ")
+    return "\n".join(lines) + io.saved(args)
 
 
 # --- shared -------------------------------------------------------------------------------
@@ -337,7 +336,3 @@ def _bracket(res: Any, what: str) -> str:
         f"{io.fmt(res.lower, 12)} <= {what} <= {io.fmt(res.upper, 12)} {res.unit} "
         f"(gap {io.fmt(res.gap, 3)} {res.unit}, tol {io.fmt(res.tol, 3)} nats)"
     )
-
-
-def _saved(args: argparse.Namespace, sep: str = "\n  ") -> str:
-    return "" if getattr(args, "plot", None) is None else f"{sep}figure: {args.plot}"

@@ -159,12 +159,7 @@ def run_rd(args: argparse.Namespace) -> str:
         points = tuple(rate_distortion(prior, data.matrix, D, **options) for D in args.D)
         curve = CurveResult(
             D=np.array(args.D, dtype=np.float64),
-            points=points,
-            method=points[0].method,
-            unit=points[0].unit,
-            message=f"R(D) at the {len(points)} budgets of --D; see each point's message",
-            tol=points[0].tol,
-            **curve_arrays(points),
+            **_as_curve(points, f"R(D) at the {len(points)} budgets of --D"),
         )
     if args.plot is not None:
         from dpcap.plots import plot_rate_distortion
@@ -188,7 +183,7 @@ def run_rd(args: argparse.Namespace) -> str:
             "eps-DP level over all pairs",
             io.table([*headers, "E d achieved", "status"], rows),
         ]
-    ) + _saved(args)
+    ) + io.saved(args)
 
 
 def run_pd(args: argparse.Namespace) -> str:
@@ -224,7 +219,7 @@ def run_pd(args: argparse.Namespace) -> str:
             io.table(["D", "eps*(D) [nats]", "lower [nats]", "E d achieved", "status"], rows),
             "  eps is a bound on a natural-log likelihood ratio: always in nats",
         ]
-    ) + _saved(args)
+    ) + io.saved(args)
 
 
 def run_funnel(args: argparse.Namespace) -> str:
@@ -277,7 +272,7 @@ def run_funnel(args: argparse.Namespace) -> str:
             "  " + "; ".join(DEFINITIONS[kind] for kind in curves),
             io.table(headers, rows),
         ]
-    ) + _saved(args)
+    ) + io.saved(args)
 
 
 # --- shared -------------------------------------------------------------------------------
@@ -336,19 +331,26 @@ def _funnel(kind: str, joint: Any, args: argparse.Namespace, options: dict[str, 
         return solve_curve(joint, **io.given(args, "n_points"), **options)
     solve = privacy_funnel if kind == "pf" else information_bottleneck
     points = tuple(solve(joint, R, **options) for R in args.R)
-    arrays = curve_arrays(points)
     return FunnelCurve(
         R=np.array(args.R, dtype=np.float64),
         utility=np.array([p.utility_achieved for p in points]),
         leakage=np.array([p.leakage_achieved for p in points]),
-        points=points,
         problem=PROBLEMS[kind],
-        method=points[0].method,
-        unit=points[0].unit,
-        message=f"{PROBLEMS[kind]} at the {len(points)} levels of --R; see each point's message",
-        tol=points[0].tol,
-        **arrays,
+        **_as_curve(points, f"{PROBLEMS[kind]} at the {len(points)} levels of --R"),
     )
+
+
+def _as_curve(points: tuple[Any, ...], what: str) -> dict[str, Any]:
+    """The fields a curve of the points given on the command line shares with its points."""
+    first = points[0]
+    return {
+        "points": points,
+        "method": first.method,
+        "unit": first.unit,
+        "message": f"{what}; see each point's message",
+        "tol": first.tol,
+        **curve_arrays(points),
+    }
 
 
 def _json(command: str, args: argparse.Namespace, curve: Any, prior: Any) -> str:
@@ -360,7 +362,3 @@ def _json(command: str, args: argparse.Namespace, curve: Any, prior: Any) -> str
             "result": curve.to_dict(),
         }
     )
-
-
-def _saved(args: argparse.Namespace) -> str:
-    return "" if args.plot is None else f"\n  figure: {args.plot}"

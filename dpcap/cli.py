@@ -222,7 +222,7 @@ def _report(args: argparse.Namespace, mech: Mechanism, title: str, label: str) -
         plot_privacy_profile(grid, {label: dp_delta_curve(mech, grid)}, path=args.plot)
     if args.json:
         return io.dump(report)
-    return format_audit(report, title) + ("" if args.plot is None else f"\n  figure: {args.plot}")
+    return format_audit(report, title) + io.saved(args)
 
 
 # --- the parser ---------------------------------------------------------------------------

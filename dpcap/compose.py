@@ -35,6 +35,7 @@ from dpcap import neighbors as relations
 from dpcap.channel import TINY, AdditiveMechanism, Channel, Mechanism, as_mechanism
 from dpcap.neighbors import Neighbors
 from dpcap.result import MechanismError
+from dpcap.solvers import divergence
 
 __all__ = ["compose"]
 
@@ -225,13 +226,6 @@ def _same_scores(parts: list[Mechanism]) -> bool:
     )
 
 
-def _log(W: FloatArray) -> FloatArray:
-    """``log W`` with ``−∞`` for the zeros (no warning)."""
-    out = np.full(W.shape, -np.inf)
-    np.log(W, out=out, where=W > 0)
-    return out
-
-
 def _row_products(
     factors: list[FloatArray], logs: list[FloatArray | None]
 ) -> tuple[FloatArray, FloatArray | None]:
@@ -250,7 +244,7 @@ def _row_products(
         return product, None
     total: FloatArray | None = None
     for F, L in zip(factors, logs, strict=True):
-        term = np.minimum(_log(F) if L is None else np.asarray(L, dtype=np.float64), 0.0)
+        term = np.minimum(divergence.log(F) if L is None else np.asarray(L, dtype=np.float64), 0.0)
         total = term if total is None else (total[:, :, None] + term[:, None, :])
         total = total.reshape(term.shape[0], -1)
     assert total is not None
