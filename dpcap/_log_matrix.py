@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from dpcap import _validation as check
 from dpcap.result import ChannelError
-from dpcap.solvers import rounding
+from dpcap.solvers import divergence, rounding
 
 __all__ = ["LOG_ATOL", "MAX_LOG_PRODUCT_TERMS", "TINY", "log_probabilities", "log_product"]
 
@@ -78,12 +78,6 @@ def log_probabilities(value: Any, W: FloatArray, name: str = "log_matrix") -> Fl
     return L
 
 
-def _log(W: FloatArray) -> FloatArray:
-    out = np.full(W.shape, -np.inf)
-    np.log(W, out=out, where=W > 0)
-    return out
-
-
 def log_product(
     W: FloatArray, V: FloatArray, log_w: FloatArray | None, log_v: FloatArray | None
 ) -> tuple[FloatArray, FloatArray | None]:
@@ -107,13 +101,13 @@ def log_product(
         low_v = float(V[V > 0].min(initial=1.0))
         if low_w * low_v >= small:  # no positive term of the product is that small
             return product, None
-    lw = _log(W) if log_w is None else log_w
-    lv = _log(V) if log_v is None else log_v
+    lw = divergence.log(W) if log_w is None else log_w
+    lv = divergence.log(V) if log_v is None else log_v
     support = (np.isfinite(lw).astype(np.float64) @ np.isfinite(lv).astype(np.float64)) > 0
     rows, cols = np.nonzero(thin & support)
     if len(rows) == 0 or len(rows) * n_mid > MAX_LOG_PRODUCT_TERMS:
         return product, None
-    L = _log(product)
+    L = divergence.log(product)
     lv_t = np.ascontiguousarray(lv.T)
     step = max(1, _CHUNK // max(1, n_mid))
     for start in range(0, len(rows), step):
