@@ -36,6 +36,18 @@ IntArray = NDArray[np.int64]
 #: Newton steps without halving the certified gap after which the active-set polish gives up.
 STALL = 4
 
+#: Newton steps solved again from the same point on a smaller support when a step would make
+#: masses negative (see :func:`newton`).
+RESOLVE = 3
+
+#: Halvings of a Newton step that widened the iterate's own bracket (see :func:`newton`).
+BACKTRACK = 2
+
+#: Largest Jacobian (entries over a part) that the active-set polish keeps for its re-solves,
+#: the engine's block size (4 MiB); above it each re-solve computes it again, so that a large
+#: channel's polish holds one system of its size and nothing more.
+KEEP_JACOBIAN = 1 << 19
+
 Solve = Callable[[Callable[[slice], Any], Any], Any]
 
 
@@ -57,6 +69,13 @@ def newton(
     or, if there are none, the single support input with the smallest ``D_x`` (inputs outside
     every optimal support have ``D_x(p*) < C``). Inputs with ``D_x > C`` join the support. An
     element whose certified gap has not halved in :data:`STALL` steps leaves the polish.
+
+    Globalisation (each saves the steps of little progress that a clipped or overshooting full
+    step costs far from the optimum): when the step would make masses negative and some of
+    those inputs have ``D_x < C``, they leave and the step is solved again from the same point
+    on the smaller support (up to :data:`RESOLVE` times, with the same Jacobian); a step whose
+    iterate has a wider gap ``max_x D_x − lower`` than the point it left is halved up to
+    :data:`BACKTRACK` times and the best trial kept.
     """
     sp = best.sp
     xp = sp.xp
@@ -67,6 +86,7 @@ def newton(
     p = p / xp.sum(p, axis=-1, keepdims=True)
     D = model.divergences(W, aux, p)
     C = model.lower(W, aux, p, D)
+    merit = xp.max(D, axis=-1) - C  # the gap of the current iterate
     live = np.arange(count)
     Wl, al = W, aux
     last_gap = best.gap(idx)
@@ -75,10 +95,23 @@ def newton(
     build = _active_set_matrix if sp.numpy else _active_set_system
     for _ in range(min(2 * nx + 20, 60)):
         Sl, pl, Dl, Cl = (sp.rows(a, live, count) for a in (support, p, D, C))
-        # Residuals: D_x − C on the support, p_x off it, and Σ p − 1.
-        total = xp.sum(pl, axis=-1) - 1
-        F = sp.concat([xp.where(Sl, Dl - Cl[:, None], pl), total[:, None]], -1)
-        delta = solve(partial(build, model, Wl, al, pl, Dl, Sl), -F)
+        # The Jacobian is kept for the re-solves below when it is small beside the part.
+        G = _jacobian(sp, model, Wl, al, pl, Dl) if live.size * nx * nx <= KEEP_JACOBIAN else None
+        delta = _step(sp, solve, build, model, Wl, al, pl, Dl, Cl, Sl, G)
+        # A step that would make masses negative that C does not reach: they leave and the
+        # step is solved again from the same point on the smaller support (up to RESOLVE
+        # times), rather than taken clipped, which costs steps of little progress.
+        for _ in range(RESOLVE):
+            negative = Sl & ~(pl + delta[:, :nx] >= 0)
+            leaving = negative & (Dl < Cl[:, None])
+            redo = np.flatnonzero(sp.host(xp.any(leaving, axis=-1)))
+            if not redo.size:
+                break
+            Sl = Sl & ~leaving
+            L = int(pl.shape[0])
+            Wr, ar, pr, Dr, Cr, Sr = (sp.rows(a, redo, L) for a in (Wl, al, pl, Dl, Cl, Sl))
+            Gr = None if G is None else sp.rows(G, redo, L)
+            delta = sp.put(delta, redo, _step(sp, solve, build, model, Wr, ar, pr, Dr, Cr, Sr, Gr))
         usable = xp.all(xp.isfinite(delta), axis=-1)  # NaN step: stay put
         delta = xp.where(usable[:, None], delta, 0.0)
         p_new = pl + delta[:, :nx]
@@ -98,6 +131,16 @@ def newton(
         at = idx[live]
         best.update(at, p_next, D_next, lower_next)
         C_next = xp.where(blocked | ~good, lower_next, Cl + delta[:, nx])
+        gap_next = xp.max(D_next, axis=-1) - lower_next
+        worse = np.flatnonzero(sp.host(~(gap_next <= sp.rows(merit, live, count))))
+        if worse.size:  # the step widened its own bracket: it overshot, halve it
+            L = int(pl.shape[0])
+            here = (sp.rows(a, worse, L) for a in (Wl, al, pl, p_next, D_next, lower_next))
+            pb, Db, lb, gb = _backtrack(model, best, at[worse], *here)
+            p_next, D_next = sp.put(p_next, worse, pb), sp.put(D_next, worse, Db)
+            lower_next, C_next = sp.put(lower_next, worse, lb), sp.put(C_next, worse, lb)
+            gap_next = sp.put(gap_next, worse, gb)
+        merit = sp.put(merit, live, gap_next)
         Sl = Sl | (D_next > C_next[:, None] + 0.5 * tol)  # inputs the current C does not cover
         support, p = sp.put(support, live, Sl), sp.put(p, live, p_next)
         D, C = sp.put(D, live, D_next), sp.put(C, live, C_next)
@@ -116,6 +159,51 @@ def newton(
             del Wl  # the smaller working copy is taken from W: never two copies at once
             Wl, al = sp.rows(W, live, count), sp.rows(aux, live, count)
     return steps
+
+
+def _backtrack(
+    model: Any, best: Any, at: IntArray, W: Any, aux: Any, p: Any, target: Any, D: Any, lower: Any
+) -> tuple[Any, Any, Any, Any]:
+    """The best of ``p + 2^-k (target − p)``, k = 0 … :data:`BACKTRACK`, by its own gap.
+
+    ``D`` and ``lower`` are those of ``target`` (k = 0). Every trial is a point of the simplex
+    (a convex combination of two priors) and goes through ``best.update``. Returns ``(prior, D,
+    lower, gap)`` of the chosen trial of each element.
+    """
+    xp = best.sp.xp
+    chosen, gap = target, xp.max(D, axis=-1) - lower
+    for k in range(1, BACKTRACK + 1):
+        trial = p + 0.5**k * (target - p)
+        Dt = model.divergences(W, aux, trial)
+        lt = model.lower(W, aux, trial, Dt)
+        best.update(at, trial, Dt, lt)
+        gt = xp.max(Dt, axis=-1) - lt
+        take = gt < gap
+        chosen = xp.where(take[:, None], trial, chosen)
+        D, lower = xp.where(take[:, None], Dt, D), xp.where(take, lt, lower)
+        gap = xp.where(take, gt, gap)
+    return chosen, D, lower, gap
+
+
+def _step(
+    sp: backend.Space,
+    solve: Solve,
+    build: Callable[..., Any],
+    model: Any,
+    W: Any,
+    aux: Any,
+    p: Any,
+    D: Any,
+    C: Any,
+    S: Any,
+    G: Any,
+) -> Any:
+    """The Newton step on support ``S``: residuals ``D_x − C`` on it, ``p_x`` off it, ``Σ p − 1``
+    (``G``: the Jacobian at ``p``, or None to compute it while the systems are built)."""
+    xp = sp.xp
+    total = xp.sum(p, axis=-1) - 1
+    F = sp.concat([xp.where(S, D - C[:, None], p), total[:, None]], -1)
+    return solve(partial(build, model, W, aux, p, D, S, G), -F)
 
 
 def interior_point(
@@ -193,6 +281,16 @@ def _part(array: Any, k: slice, n: int) -> Any:
     return array if (k.start or 0) == 0 and (k.stop is None or k.stop >= n) else array[k]
 
 
+def _jacobian(sp: backend.Space, model: Any, W: Any, aux: Any, p: Any, D: Any) -> Any:
+    """The model's Jacobian ``∂D_x/∂p_z`` of a part, (L, nx, nx)."""
+    if not sp.numpy:
+        return model.jacobian(W, aux, p, D)
+    L, nx = p.shape
+    G = np.empty((L, nx, nx))
+    _fill_jacobian(model, W, aux, p, D, G)
+    return G
+
+
 def _fill_jacobian(model: Any, W: Any, aux: Any, p: Any, D: Any, out: Any) -> None:
     """The model's Jacobian written into ``out``: in place if the model can, else copied."""
     into = getattr(model, "jacobian_into", None)
@@ -203,14 +301,18 @@ def _fill_jacobian(model: Any, W: Any, aux: Any, p: Any, D: Any, out: Any) -> No
 
 
 def _active_set_matrix(
-    model: Any, W: Any, aux: Any, p: Any, D: Any, S: Any, k: slice
+    model: Any, W: Any, aux: Any, p: Any, D: Any, S: Any, G: Any, k: slice
 ) -> NDArray[np.float64]:
-    """``[[G on S, unit rows off S, −1_S], [1ᵀ, 0]]`` of elements ``k``, G written in place."""
+    """``[[G on S, unit rows off S, −1_S], [1ᵀ, 0]]`` of elements ``k``; the Jacobian ``G``
+    is copied from the one given, or (None) written in place."""
     n = p.shape[0]
     W, aux, p, D, S = (_part(a, k, n) for a in (W, aux, p, D, S))
     L, nx = p.shape
     A = np.zeros((L, nx + 1, nx + 1))
-    _fill_jacobian(model, W, aux, p, D, A[:, :nx, :nx])
+    if G is None:
+        _fill_jacobian(model, W, aux, p, D, A[:, :nx, :nx])
+    else:
+        A[:, :nx, :nx] = _part(G, k, n)
     rows = np.nonzero(~S)
     A[rows] = 0.0  # the rows off S become unit rows
     A[(*rows, rows[1])] = 1.0
@@ -240,12 +342,15 @@ def _bordered(sp: backend.Space, top: Any, side: Any) -> Any:
     return sp.concat([sp.concat([top, side], -1), bottom], 1)
 
 
-def _active_set_system(model: Any, W: Any, aux: Any, p: Any, D: Any, S: Any, k: slice) -> Any:
+def _active_set_system(
+    model: Any, W: Any, aux: Any, p: Any, D: Any, S: Any, G: Any, k: slice
+) -> Any:
     """:func:`_active_set_matrix` in any array library, built whole (no writes into views)."""
-    W, aux, p, D, S = (_part(a, k, p.shape[0]) for a in (W, aux, p, D, S))
+    n = p.shape[0]
+    W, aux, p, D, S = (_part(a, k, n) for a in (W, aux, p, D, S))
     sp = backend.space(p)
     xp = sp.xp
-    G = model.jacobian(W, aux, p, D)
+    G = model.jacobian(W, aux, p, D) if G is None else _part(G, k, n)
     top = xp.where(S[:, :, None], G, sp.eye(int(p.shape[1])))  # the rows off S: unit rows
     side = xp.where(S, sp.full(tuple(S.shape), -1.0), 0.0)
     return _bordered(sp, top, side[:, :, None])

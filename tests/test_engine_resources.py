@@ -20,7 +20,7 @@ import pytest
 from scipy.special import rel_entr
 
 import dpcap
-from dpcap.solvers import blahut, reduce
+from dpcap.solvers import blahut, kkt_newton, reduce
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
@@ -96,6 +96,7 @@ def test_newton_and_interior_point_build_one_system_matrix(monkeypatch: pytest.M
     channel, the solve holds the channel and one (n+1)² system, nothing of its size more: before,
     the Jacobian, its masked copy, the system and a copy of the channel coexisted (≥ 3×)."""
     monkeypatch.setattr(blahut, "BLOCK_ELEMENTS", 1 << 12, raising=False)
+    monkeypatch.setattr(kkt_newton, "KEEP_JACOBIAN", 1 << 12, raising=False)
     W = np.asarray(dpcap.mechanisms.truncated_geometric(299, 0.1))
     peak, sol = peak_bytes(lambda: blahut.solve(W[None], tol=1e-9))
     assert peak < 2 * W.nbytes, f"peak {peak / W.nbytes:.2f}x the channel"
