@@ -14,13 +14,21 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import rel_entr
 
+from . import backend
+
 FloatArray = NDArray[np.float64]
 
 __all__ = ["hockey_stick", "kl", "log", "logsumexp", "renyi", "tv"]
 
 
 def log(x: FloatArray) -> FloatArray:
-    """``log x`` with ``log 0 = -inf`` and no floating-point warning."""
+    """``log x`` with ``log 0 = -inf`` and no floating-point warning.
+
+    NumPy arrays, or arrays of any array-API library (for the engine's models)."""
+    if backend.is_foreign_array(x):
+        xp = backend.space(x).xp
+        positive = x > 0
+        return xp.where(positive, xp.log(xp.where(positive, x, 1.0)), -xp.inf)  # type: ignore[no-any-return]
     out = np.full(np.shape(x), -np.inf)
     np.log(x, out=out, where=x > 0)
     return out
@@ -29,11 +37,12 @@ def log(x: FloatArray) -> FloatArray:
 def logsumexp(x: FloatArray) -> FloatArray:
     """``log Σ_y e^{x_y}`` along the last axis (``−∞`` for a row of ``−∞``), shifted by the row
     maximum; the kernels' inner loops call it on small arrays, where ``scipy.special.logsumexp``
-    costs more in argument handling than in arithmetic."""
-    top = np.max(x, axis=-1, keepdims=True)
-    shift = np.where(np.isfinite(top), top, 0.0)
+    costs more in argument handling than in arithmetic. Any array-API library's arrays too."""
+    xp = backend.space(x).xp if backend.is_foreign_array(x) else np
+    top = xp.max(x, axis=-1, keepdims=True)
+    shift = xp.where(xp.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
-        out: FloatArray = np.log(np.sum(np.exp(x - shift), axis=-1)) + shift[..., 0]
+        out: FloatArray = xp.log(xp.sum(xp.exp(x - shift), axis=-1)) + shift[..., 0]
     return out
 
 

@@ -19,12 +19,12 @@ engine :func:`dpcap.solvers.blahut.solve`. Everything is computed in the log dom
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import logsumexp
 
-from . import divergence, rounding
+from . import backend, divergence, rounding
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -48,40 +48,33 @@ NEAR_ONE = 1e-2
 
 def _log_s(logW: FloatArray, p: FloatArray, alpha: float) -> FloatArray:
     """``log Σ_x p_x W_xy^α`` (B, ny), −∞ for outputs no input of the support reaches."""
-    with np.errstate(divide="ignore"):
-        log_p = np.log(p)
-    terms = log_p[:, :, None] + alpha * logW
+    sp = backend.space(p)
+    terms = divergence.log(p)[:, :, None] + alpha * logW
     with np.errstate(invalid="ignore"):  # all terms −∞ in a column: the result is −∞
-        out: FloatArray = logsumexp(terms, axis=1)
-    return out
+        return divergence.logsumexp(sp.mT(terms))
 
 
 def sibson_information(W: FloatArray, p: FloatArray, alpha: float) -> FloatArray:
-    """``I_α^S(p, W)`` for a stack (B, nx, ny) and priors (B, nx), 0 < α < ∞, α ≠ 1."""
+    """``I_α^S(p, W)`` for a stack (B, nx, ny) and priors (B, nx), 0 < α < ∞, α ≠ 1.
+
+    NumPy arrays, or arrays of any array-API library (:mod:`dpcap.solvers.backend`)."""
+    sp = backend.space(W)
+    xp = sp.xp
     logW = divergence.log(W)
     if abs(alpha - 1.0) < NEAR_ONE:
         # Σ_x p_x W^α = q_y (1 + t_y) and Σ_y (…)^{1/α} = 1 + T with t, T = O(α − 1).
-        q = np.einsum("bx,bxy->by", p, W)
-        z = np.where(W > 0, (alpha - 1.0) * np.where(W > 0, logW, 0.0), 0.0)
+        q = sp.vecmat(p, W)
+        z = xp.where(W > 0, (alpha - 1.0) * xp.where(W > 0, logW, 0.0), 0.0)
         reached = q > 0
-        safe_q = np.where(reached, q, 1.0)
-        t = np.einsum("bx,bxy->by", p, W * np.expm1(z)) / safe_q
-        ratio = np.log1p(t) / alpha + (1.0 - alpha) / alpha * np.log(safe_q)
-        total = np.sum(np.where(reached, q * np.expm1(ratio), 0.0), axis=-1)
-        value: FloatArray = alpha / (alpha - 1.0) * np.log1p(total)
+        safe_q = xp.where(reached, q, 1.0)
+        t = sp.vecmat(p, W * xp.expm1(z)) / safe_q
+        ratio = xp.log1p(t) / alpha + (1.0 - alpha) / alpha * xp.log(safe_q)
+        total = xp.sum(xp.where(reached, q * xp.expm1(ratio), 0.0), axis=-1)
+        value: FloatArray = alpha / (alpha - 1.0) * xp.log1p(total)
     else:
         log_s = _log_s(logW, p, alpha)
-        value = alpha / (alpha - 1.0) * logsumexp(log_s / alpha, axis=-1)
-    return np.maximum(value, 0.0)
-
-
-def _logsumexp(x: FloatArray) -> FloatArray:
-    """``log Σ exp`` over the last axis (plain numpy: scipy's version costs ~70 µs a call)."""
-    top = np.max(x, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        out: FloatArray = np.log(np.sum(np.exp(x - top), axis=-1)) + top[..., 0]
-    return out
+        value = alpha / (alpha - 1.0) * divergence.logsumexp(log_s / alpha)
+    return xp.maximum(value, 0.0)  # type: ignore[no-any-return]
 
 
 class _Scaled:
@@ -93,13 +86,17 @@ class _Scaled:
 
     __slots__ = ("B", "log_B", "log_c")
 
-    def __init__(self, B: FloatArray, log_c: FloatArray, log_B: FloatArray) -> None:
-        self.B = B
+    def __init__(self, B: Any, log_c: Any, log_B: Any) -> None:
+        self.B = B  # arrays of NumPy or of another array-API library
         self.log_c = log_c
         self.log_B = log_B  # exact even where B underflows (large α)
 
     def __getitem__(self, idx: IntArray) -> _Scaled:
-        return _Scaled(self.B[idx], self.log_c[idx], self.log_B[idx])
+        """Elements ``idx`` (an index array of the arrays' own library)."""
+        if isinstance(self.B, np.ndarray):
+            return _Scaled(self.B[idx], self.log_c[idx], self.log_B[idx])
+        take = backend.space(self.B).take
+        return _Scaled(take(self.B, idx), take(self.log_c, idx), take(self.log_B, idx))
 
 
 class Sibson:
@@ -108,8 +105,9 @@ class Sibson:
     With ``s = pW^α = c^α ⊙ (pB)`` (:class:`_Scaled`), ``f = Σ_y s_y^{1/α}`` and the radius centre
     ``Q = s^{1/α}/f``, every quantity is one matrix product and a few logs of length |Y|:
     ``D_x = (1/(α−1)) log Σ_y B_xy c_y^α Q_y^{1−α}``, ``I_α^S = α/(α−1) log f``. Orders within
-    1e-2 of 1 switch to the expm1/log1p forms of :func:`sibson_information` and
-    :func:`dpcap.solvers.divergence.renyi`.
+    1e-2 of 1 switch to the expm1/log1p forms of :func:`sibson_information` and :func:`_near_one`.
+    Every method works on NumPy arrays or on those of any array-API library
+    (:mod:`dpcap.solvers.backend`), as the engine's Shannon model does.
     """
 
     def __init__(self, alpha: float) -> None:
@@ -121,27 +119,14 @@ class Sibson:
         self._cache = None
 
     def prepare(self, W: FloatArray) -> _Scaled:
-        """Per-element constants: the column-scaled ``W^α``.
-
-        Raises
-        ------
-        TypeError
-            If ``W`` is not a NumPy array: this model (its expm1/log1p forms near α = 1 among
-            them) is written in NumPy, so the engine runs it on NumPy stacks only.
-        """
-        if not isinstance(W, np.ndarray):
-            raise TypeError(
-                f"the Sibson model runs on NumPy arrays only, got {type(W).__module__}."
-                f"{type(W).__name__}: pass the stack as a NumPy array"
-            )
-        c = W.max(axis=1)  # (B, ny)
+        """Per-element constants: the column-scaled ``W^α``."""
+        xp = backend.space(W).xp
+        c = xp.max(W, axis=1)  # (B, ny)
         positive = c > 0
-        safe = np.where(positive, c, 1.0)
-        log_B = np.where(
-            W > 0, self.alpha * (divergence.log(W) - np.log(safe)[:, None, :]), -np.inf
-        )
-        log_c = np.where(positive, np.log(safe), -np.inf)
-        return _Scaled(np.exp(log_B), log_c, log_B)
+        log_c = divergence.log(c)
+        safe = xp.where(positive, log_c, 0.0)
+        log_B = xp.where(W > 0, self.alpha * (divergence.log(W) - safe[:, None, :]), -xp.inf)
+        return _Scaled(xp.exp(log_B), log_c, log_B)
 
     def _center(self, aux: _Scaled, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """``(t = pB, log s, log f)``, remembered for the last ``(aux, p)`` pair.
@@ -153,47 +138,52 @@ class Sibson:
         cached = self._cache
         if cached is not None and cached[0] is aux and cached[1] is p:
             return cached[2]
-        t = np.einsum("bx,bxy->by", p, aux.B)
-        with np.errstate(divide="ignore"):
-            log_s = self.alpha * aux.log_c + np.log(t)
-        center = (t, log_s, _logsumexp(log_s / self.alpha))
+        t = backend.space(p).vecmat(p, aux.B)
+        log_s = self.alpha * aux.log_c + divergence.log(t)
+        center = (t, log_s, divergence.logsumexp(log_s / self.alpha))
         self._cache = (aux, p, center)
         return center
 
     def divergences(self, W: FloatArray, aux: _Scaled, p: FloatArray) -> FloatArray:
         """``D_α(W_x ‖ Q_p)`` with ``Q_p ∝ (pW^α)^{1/α}``."""
+        sp = backend.space(W)
+        xp = sp.xp
         a = self.alpha
         _, log_s, log_f = self._center(aux, p)
         log_Q = log_s / a - log_f[:, None]
         if self.near_one:
-            return divergence.renyi(W, np.exp(log_Q)[:, None, :], a)
-        reached = np.isfinite(log_Q)
+            return _near_one(sp, W, log_Q, a)
+        reached = xp.isfinite(log_Q)
+        every = bool(xp.all(reached))
         # Σ_y W_xy^α Q_y^{1−α} = Σ_y B_xy exp(α log c_y + (1−α) log Q_y), shifted by its max
-        log_v = np.where(
-            reached, a * aux.log_c + (1.0 - a) * np.where(reached, log_Q, 0.0), -np.inf
-        )
-        top = np.max(log_v, axis=-1, keepdims=True)
-        v = np.exp(log_v - top)
-        total = np.einsum("bxy,by->bx", aux.B, v)
-        with np.errstate(divide="ignore"):
-            log_total = np.log(total) + top
-        meets = np.einsum("bxy,by->bx", np.isfinite(aux.log_B), reached) > 0
-        lost = (total == 0) & meets
-        if lost.any():
+        log_v = a * aux.log_c + (1.0 - a) * log_Q
+        if not every:
+            log_v = xp.where(
+                reached, a * aux.log_c + (1.0 - a) * xp.where(reached, log_Q, 0.0), -xp.inf
+            )
+        top = xp.max(log_v, axis=-1, keepdims=True)
+        total = sp.matvec(aux.B, xp.exp(log_v - top))
+        log_total = divergence.log(total) + top
+        lost = total == 0
+        if bool(xp.any(lost)):
             # every term of the row underflowed (tiny Q at small α, or W^α itself at large α):
-            # redo those rows as a full log-sum-exp, which is exact whatever the scale
-            log_total = np.where(lost, _logsumexp(aux.log_B + log_v[:, None, :]), log_total)
+            # redo those rows as a full log-sum-exp, which is exact whatever the scale, unless
+            # the row meets no output of Q at all (its sum is then truly 0)
+            meets = sp.matvec(sp.float64(xp.isfinite(aux.log_B)), sp.float64(reached)) > 0
+            exact = divergence.logsumexp(aux.log_B + log_v[:, None, :])
+            log_total = xp.where(lost & meets, exact, log_total)
         D: FloatArray = log_total / (a - 1.0)
-        if a > 1.0 and not reached.all():  # mass where Q_y = 0: D_α = ∞
-            escapes = np.einsum("bxy,by->bx", np.isfinite(aux.log_B), ~reached) > 0
-            D = np.where(escapes, np.inf, D)
+        if a > 1.0 and not every:  # mass where Q_y = 0: D_α = ∞
+            escapes = sp.matvec(sp.float64(xp.isfinite(aux.log_B)), sp.float64(~reached)) > 0
+            D = xp.where(escapes, xp.inf, D)
         return D
 
     def lower(self, W: FloatArray, aux: _Scaled, p: FloatArray, D: FloatArray) -> FloatArray:
         if self.near_one:
             return sibson_information(W, p, self.alpha)
+        xp = backend.space(p).xp
         _, _, log_f = self._center(aux, p)
-        value: FloatArray = np.maximum(self.alpha / (self.alpha - 1.0) * log_f, 0.0)
+        value: FloatArray = xp.maximum(self.alpha / (self.alpha - 1.0) * log_f, 0.0)
         return value
 
     def jacobian(self, W: FloatArray, aux: _Scaled, p: FloatArray, D: FloatArray) -> FloatArray:
@@ -202,23 +192,52 @@ class Sibson:
         With ``s = pW^α``, ``f = Σ_y s_y^{1/α}``, ``Q = s^{1/α}/f`` and ``R_xy = W_xy^α / s_y =
         B_xy / (pB)_y`` (differentiate ``D_x = log T_x/(α−1) + log f``,
         ``T_x = Σ_y W_xy^α s_y^{(1−α)/α}``). At α = 1 it is Shannon's ``−Σ_y W_xy W_zy / q_y``
-        plus a constant column.
+        plus a constant column. With ``u = Q/t`` it is ``(1/α)[Bu − w ⊙ (B diag(u/t) Bᵀ)]``:
+        one product of the size of the channel and one of the Jacobian's.
         """
+        sp = backend.space(W)
+        xp = sp.xp
         a = self.alpha
         t, log_s, log_f = self._center(aux, p)
         # Subnormal masses (1/t = ∞) and extreme orders (overflowing weights) make the
         # Jacobian non-finite; the engine then skips that Newton step for the element
         # (see blahut._solve), so these floating-point events are expected here.
-        with np.errstate(over="ignore", invalid="ignore"):
-            inv_t = np.where(t > 0, 1.0 / np.where(t > 0, t, 1.0), 0.0)
-            R = aux.B * inv_t[:, None, :]
-            Q = np.exp(log_s / a - log_f[:, None])
-            finite_D = np.where(np.isfinite(D), D, 0.0)
-            weight = np.exp(a * log_f[:, None] - (a - 1.0) * finite_D)  # f e^{−(α−1)(D − log f)}
-            RQ = R * Q[:, None, :]
-            cross = np.matmul(RQ, R.transpose(0, 2, 1))
-            J: FloatArray = (np.sum(RQ, axis=-1)[:, None, :] - weight[:, :, None] * cross) / a
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            positive = t > 0
+            inv_t = xp.where(positive, 1.0 / xp.where(positive, t, 1.0), 0.0)
+            u = xp.exp(log_s / a - log_f[:, None]) * inv_t  # Q_y / t_y
+            finite_D = xp.where(xp.isfinite(D), D, 0.0)
+            weight = xp.exp(a * log_f[:, None] - (a - 1.0) * finite_D)  # f e^{−(α−1)(D − log f)}
+            cross = xp.matmul(aux.B * (u * inv_t)[:, None, :], sp.mT(aux.B))
+            J: FloatArray = (sp.matvec(aux.B, u)[:, None, :] - weight[:, :, None] * cross) / a
         return J
+
+
+def _near_one(sp: backend.Space, W: FloatArray, log_Q: FloatArray, alpha: float) -> FloatArray:
+    """``D_α(W_x ‖ Q)`` for ``|α − 1| < NEAR_ONE`` without cancellation (``log Q`` given).
+
+    ``Σ_y W_xy^α Q_y^{1−α} = 1 + T_x`` with ``T_x = Σ_{W_xy > 0} W_xy expm1((α−1) log(W_xy/Q_y))``
+    (minus the mass of ``W_x`` where ``Q_y = 0``), and ``D_α = log1p(T_x)/(α − 1)``, ∞ for α > 1
+    where ``W_x`` has mass off the support of ``Q``; a row whose sum is far from 1 (its ratios or
+    its mass off ``Q``) goes the log-sum-exp way, as :func:`dpcap.solvers.divergence.renyi` does.
+    """
+    xp = sp.xp
+    c = alpha - 1.0
+    support = W > 0
+    reached = xp.isfinite(log_Q)[:, None, :]
+    logW = divergence.log(W)
+    both = support & reached
+    z = xp.where(both, c * (logW - xp.where(reached, log_Q[:, None, :], 0.0)), 0.0)
+    off = xp.sum(xp.where(support & ~reached, W, 0.0), axis=-1)
+    with np.errstate(divide="ignore"):
+        near = xp.all(xp.abs(z) <= 1.0, axis=-1) & (off <= 0.5)
+        terms = xp.where(both, W * xp.expm1(z), xp.where(support, -W, 0.0))
+        close = xp.log1p(xp.maximum(xp.sum(terms, axis=-1), -1.0)) / c
+        far = divergence.logsumexp(xp.where(both, logW + z, -xp.inf)) / c
+    value = xp.where(near, close, far)
+    if alpha > 1.0:
+        return xp.where(off > 0, xp.inf, value)  # type: ignore[no-any-return]
+    return xp.where(xp.any(both, axis=-1), value, xp.inf) + 0.0  # type: ignore[no-any-return]
 
 
 def radius_cap(W: FloatArray) -> float:
@@ -327,14 +346,14 @@ class _Augustin:
 
     def start(self) -> FloatArray:
         """``log pW``, normalised."""
-        log_q = _logsumexp((self.log_w[:, None] + self.log_W).T)
-        out: FloatArray = log_q - _logsumexp(log_q)
+        log_q = divergence.logsumexp((self.log_w[:, None] + self.log_W).T)
+        out: FloatArray = log_q - divergence.logsumexp(log_q)
         return out
 
     def at(self, u: FloatArray) -> _AugustinPoint:
         a = self.a
         T = np.where(self.support, a * self.log_W + (1.0 - a) * u, -np.inf)
-        log_S = _logsumexp(T)
+        log_S = divergence.logsumexp(T)
         log_A = T - log_S[:, None]
         if abs(a - 1.0) < NEAR_ONE:
             # F = Σ p_x D_α(W_x ‖ Q): log S/(α − 1) would divide its rounding by |α − 1|; the
@@ -343,7 +362,7 @@ class _Augustin:
         else:
             F = float(self.w @ log_S) / (a - 1.0)
         point = _AugustinPoint(u, log_A, log_S, F)
-        point.log_pA = _logsumexp((self.log_w[:, None] + log_A).T)
+        point.log_pA = divergence.logsumexp((self.log_w[:, None] + log_A).T)
         # max_y (pA)_y/Q_y − Σ p, the common ratio 1 taken out: expm1 keeps its digits
         with np.errstate(over="ignore"):  # a far-off start: the gap is ∞
             ratio = float(np.expm1(np.max(point.log_pA - u)))
@@ -356,14 +375,14 @@ class _Augustin:
         if np.max(np.abs(v)) <= 1.0:
             shift = float(np.log1p(Q @ np.expm1(v)))
         else:
-            shift = float(_logsumexp(point.u + v))
+            shift = float(divergence.logsumexp(point.u + v))
         delta = v - shift
         z = (1.0 - self.a) * delta
         A = np.exp(point.log_A)
         if np.max(np.abs(z)) <= 1.0:
             per_row = np.log1p(np.sum(A * np.expm1(z), axis=1))
         else:
-            per_row = _logsumexp(np.where(self.support, point.log_A + z, -np.inf))
+            per_row = divergence.logsumexp(np.where(self.support, point.log_A + z, -np.inf))
         return float(self.w @ per_row) / (self.a - 1.0), point.u + delta
 
     def direction(self, point: _AugustinPoint) -> tuple[FloatArray, FloatArray]:
