@@ -113,20 +113,22 @@ def real_array(value: Any, name: str, error: type[ValueError] = ParameterError) 
             f"{name} has {arr.size} entries (shape {arr.shape}), above dpcap's limit of "
             f"{MAX_DENSE_ELEMENTS} entries for a dense array"
         )
-    out: FloatArray = np.array(arr, dtype=np.float64)
-    out += 0.0  # −0.0 + 0.0 is +0.0: no sign-dependent arithmetic downstream (1/x, copysign)
+    # a fresh float64 copy in one pass, in which −0.0 + 0.0 is +0.0: no sign-dependent
+    # arithmetic downstream (1/x, copysign)
+    out: FloatArray = np.empty(arr.shape, dtype=np.float64)
+    np.add(arr, 0.0, out=out)
     return out
 
 
 def _as_float_array(value: Any, name: str, error: type[ValueError]) -> FloatArray:
     arr = real_array(value, name, error)
-    if np.isnan(arr).any():
-        where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
-        raise error(f"{name} contains NaN at index {where}")
-    if np.isinf(arr).any():
+    if arr.size and not np.isfinite(arr).all():  # one pass; the culprit is looked up after
+        if np.isnan(arr).any():
+            where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
+            raise error(f"{name} contains NaN at index {where}")
         where = tuple(int(i) for i in np.argwhere(np.isinf(arr))[0])
         raise error(f"{name} contains an infinite entry at index {where}")
-    if (arr < 0).any():
+    if arr.size and arr.min() < 0:
         where = tuple(int(i) for i in np.argwhere(arr < 0)[0])
         raise error(f"{name} has a negative entry {float(arr[where])!r} at index {where}")
     return arr

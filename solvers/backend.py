@@ -26,6 +26,10 @@ __all__ = ["NUMPY", "Space", "is_foreign_array", "space", "to_host"]
 IntArray = NDArray[np.int64]
 
 
+#: Longest last axis that :class:`Space`'s reductions take column by column in NumPy.
+SHORT_AXIS = 8
+
+
 class Space:
     """An array namespace ``xp`` and a device: where an engine's arrays are created and live.
 
@@ -84,6 +88,51 @@ class Space:
         if self.numpy:
             return np.swapaxes(x, -1, -2)
         return self.xp.matrix_transpose(x)
+
+    # -- reductions over the last axis --------------------------------------------------------
+    # NumPy reduces a short last axis row by row, at some 40 ns a row: on a (16384, 4) array
+    # ``max(axis=-1)`` costs as much as 40 elementwise operations on it. Up to SHORT_AXIS entries
+    # the reduction is written as elementwise operations on its columns instead (20x faster
+    # there). The choice depends on the length of the axis only, never on the number of rows,
+    # so an element of a batch is reduced exactly as the same channel alone.
+    def _columns(self, ufunc: Any, x: Any, keepdims: bool) -> Any:
+        out = x[..., 0].copy()
+        for i in range(1, x.shape[-1]):
+            ufunc(out, x[..., i], out=out)
+        return out[..., None] if keepdims else out
+
+    def _short(self, x: Any) -> bool:
+        return self.numpy and 0 < x.shape[-1] <= SHORT_AXIS
+
+    def max(self, x: Any, keepdims: bool = False) -> Any:
+        """The maximum over the last axis."""
+        if self._short(x):
+            return self._columns(np.maximum, x, keepdims)
+        return self.xp.max(x, axis=-1, keepdims=keepdims)
+
+    def min(self, x: Any, keepdims: bool = False) -> Any:
+        """The minimum over the last axis."""
+        if self._short(x):
+            return self._columns(np.minimum, x, keepdims)
+        return self.xp.min(x, axis=-1, keepdims=keepdims)
+
+    def sum(self, x: Any, keepdims: bool = False) -> Any:
+        """The sum over the last axis (in column order where the axis is short)."""
+        if self._short(x):
+            return self._columns(np.add, x, keepdims)
+        return self.xp.sum(x, axis=-1, keepdims=keepdims)
+
+    def any(self, x: Any) -> Any:
+        """Whether any entry of the last axis is true."""
+        if self._short(x):
+            return self._columns(np.logical_or, x, False)
+        return self.xp.any(x, axis=-1)
+
+    def all(self, x: Any) -> Any:
+        """Whether every entry of the last axis is true."""
+        if self._short(x):
+            return self._columns(np.logical_and, x, False)
+        return self.xp.all(x, axis=-1)
 
     # -- the engine's products over stacks --------------------------------------------------
     def vecmat(self, p: Any, W: Any) -> Any:

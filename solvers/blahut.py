@@ -27,9 +27,9 @@ Array libraries. The engine is written against the Python array API standard
 (:mod:`dpcap.solvers.backend`): ``W`` may be a NumPy array (the default) or a float64 array of
 another library (PyTorch, CuPy, ``array_api_strict``), and it then runs in that library on
 ``W``'s device, with either model (:class:`Shannon` here, and Sibson's α-capacity,
-:class:`dpcap.solvers.renyi.Sibson`). The results (:class:`BatchSolution`) are always host NumPy arrays, small
-(``B × nx``), for the certificate, which is evaluated on the host in NumPy float64
-(:mod:`dpcap.solvers.rounding`) whatever produced the priors.
+:class:`dpcap.solvers.renyi.Sibson`). The results (:class:`BatchSolution`) are always host
+NumPy arrays, small (``B × nx``), for the certificate, which is evaluated on the host in NumPy
+float64 (:mod:`dpcap.solvers.rounding`) whatever produced the priors.
 
 Resources. Memory beyond ``W`` is one ``(nx + 1)²`` Newton system per element being polished
 and blocks of about :data:`BLOCK_ELEMENTS` entries: ``W`` is never copied for a single channel
@@ -108,7 +108,7 @@ def bracket(W: Any, p: Any, model: Model | None = None) -> tuple[Any, Any, Any]:
     model = SHANNON if model is None else model
     aux = model.prepare(W)
     D = model.divergences(W, aux, p)
-    return D, model.lower(W, aux, p, D), backend.space(W).xp.max(D, axis=-1)
+    return D, model.lower(W, aux, p, D), backend.space(W).max(D)
 
 
 #: Smallest positive double: the output mass of an outcome that some input in the support can
@@ -139,8 +139,9 @@ def _divergences(W: Any, neg_entropy: Any, p: Any) -> Any:
 
 
 def _information(p: Any, D: Any) -> Any:
-    xp = backend.space(p).xp
-    value = xp.sum(xp.where(p > 0, p * xp.where(p > 0, D, 0.0), 0.0), axis=-1)
+    sp = backend.space(p)
+    xp = sp.xp
+    value = sp.sum(xp.where(p > 0, p * xp.where(p > 0, D, 0.0), 0.0))
     return xp.maximum(value, 0.0)
 
 
@@ -305,7 +306,7 @@ class _Best:
     def update(self, idx: IntArray, p: Any, D: Any, lower: Any) -> None:
         sp = self.sp
         xp = sp.xp
-        upper = xp.max(D, axis=-1)
+        upper = sp.max(D)
         if sp.numpy:
             better = lower > self.lower[idx]
             self.lower[idx[better]] = lower[better]
@@ -397,9 +398,9 @@ def _solve_batch(
     else:
         start = sp.asarray(initial)
         log_p = xp.where(start > 0, xp.log(xp.where(start > 0, start, 1.0)), -xp.inf)
-        log_p = log_p - xp.max(log_p, axis=-1, keepdims=True)
+        log_p = log_p - sp.max(log_p, keepdims=True)
         log_p = xp.maximum(log_p, LOG_MASS_FLOOR)
-    best = _Best(sp, _normalise(xp, log_p))
+    best = _Best(sp, _normalise(sp, log_p))
     iterations = np.zeros(B, dtype=np.int64)
     active = np.arange(B)
     block, spent = FIRST_BLOCK, 0
@@ -424,7 +425,7 @@ def _solve_batch(
                     Wp, ap = sp.rows(W, part, B), sp.rows(aux, part, B)
                 if not part.size:
                     break
-                p_ba = _normalise(xp, sp.rows(log_p, part, B))
+                p_ba = _normalise(sp, sp.rows(log_p, part, B))
                 # _solve is looked up here, at each call: the linear solves can be observed
                 iterations[part] += polish(model, Wp, ap, p_ba, tol, best, part, _solve)
             del Wp, ap
@@ -450,9 +451,9 @@ def _host(sp: Space, a: Any) -> FloatArray:
     return np.array(sp.host(a), dtype=np.float64)
 
 
-def _normalise(xp: Any, log_p: Any) -> Any:
-    p = xp.exp(log_p - xp.max(log_p, axis=-1, keepdims=True))
-    return p / xp.sum(p, axis=-1, keepdims=True)
+def _normalise(sp: Space, log_p: Any) -> Any:
+    p = sp.xp.exp(log_p - sp.max(log_p, keepdims=True))
+    return p / sp.sum(p, keepdims=True)
 
 
 def _ba_block(
@@ -465,21 +466,22 @@ def _ba_block(
     idx: IntArray,
 ) -> Any:
     """``steps`` Blahut–Arimoto iterations in the log domain, recording every bracket."""
-    xp = best.sp.xp
+    sp = best.sp
+    xp = sp.xp
     rate = getattr(model, "step", 1.0)
     for _ in range(steps):
-        p = _normalise(xp, log_p)
+        p = _normalise(sp, log_p)
         D = model.divergences(W, aux, p)
         best.update(idx, p, D, model.lower(W, aux, p, D))
         # An infinite D_x (an input reaching outputs the current output law misses) wants mass:
         # it gets the largest finite step plus one, never ∞ (∞ − ∞ would poison the iterate).
         finite = xp.isfinite(D)
-        top = xp.max(xp.where(finite, D, -xp.inf), axis=-1, keepdims=True)
+        top = sp.max(xp.where(finite, D, -xp.inf), keepdims=True)
         step = xp.where(finite, D, xp.where(xp.isfinite(top), top + 1.0, 0.0))
         log_p = log_p + rate * step
-        log_p = log_p - xp.max(log_p, axis=-1, keepdims=True)
+        log_p = log_p - sp.max(log_p, keepdims=True)
         log_p = xp.maximum(log_p, LOG_MASS_FLOOR)
-    p = _normalise(xp, log_p)
+    p = _normalise(sp, log_p)
     D = model.divergences(W, aux, p)
     best.update(idx, p, D, model.lower(W, aux, p, D))
     return log_p
@@ -510,7 +512,10 @@ def _solve(system: Callable[[slice], Any], b: Any) -> Any:
     for k0 in range(0, L, step):
         part = slice(k0, k0 + step)
         A, bk = system(part), b[part]
-        finite = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(bk).all(axis=1)
+        if np.isfinite(A).all() and np.isfinite(bk).all():  # the usual case: one pass each
+            finite = np.ones(len(A), dtype=bool)
+        else:
+            finite = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(bk).all(axis=1)
         if not finite.any():
             continue
         try:

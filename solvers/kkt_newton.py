@@ -81,12 +81,12 @@ def newton(
     xp = sp.xp
     nx, count = int(W.shape[1]), len(idx)
     steps = np.zeros(count, dtype=np.int64)
-    support = p > 1e-9 * xp.max(p, axis=-1, keepdims=True)
+    support = p > 1e-9 * sp.max(p, keepdims=True)
     p = xp.where(support, p, 0.0)
-    p = p / xp.sum(p, axis=-1, keepdims=True)
+    p = p / sp.sum(p, keepdims=True)
     D = model.divergences(W, aux, p)
     C = model.lower(W, aux, p, D)
-    merit = xp.max(D, axis=-1) - C  # the gap of the current iterate
+    merit = sp.max(D) - C  # the gap of the current iterate
     live = np.arange(count)
     Wl, al = W, aux
     last_gap = best.gap(idx)
@@ -104,7 +104,7 @@ def newton(
         for _ in range(RESOLVE):
             negative = Sl & ~(pl + delta[:, :nx] >= 0)
             leaving = negative & (Dl < Cl[:, None])
-            redo = np.flatnonzero(sp.host(xp.any(leaving, axis=-1)))
+            redo = np.flatnonzero(sp.host(sp.any(leaving)))
             if not redo.size:
                 break
             Sl = Sl & ~leaving
@@ -112,18 +112,18 @@ def newton(
             Wr, ar, pr, Dr, Cr, Sr = (sp.rows(a, redo, L) for a in (Wl, al, pl, Dl, Cl, Sl))
             Gr = None if G is None else sp.rows(G, redo, L)
             delta = sp.put(delta, redo, _step(sp, solve, build, model, Wr, ar, pr, Dr, Cr, Sr, Gr))
-        usable = xp.all(xp.isfinite(delta), axis=-1)  # NaN step: stay put
+        usable = sp.all(xp.isfinite(delta))  # NaN step: stay put
         delta = xp.where(usable[:, None], delta, 0.0)
         p_new = pl + delta[:, :nx]
         negative = Sl & ~(p_new >= 0)
-        blocked = xp.any(negative, axis=-1)
+        blocked = sp.any(negative)
         leaving = negative & (Dl < Cl[:, None])
-        fallback = blocked & ~xp.any(leaving, axis=-1)
+        fallback = blocked & ~sp.any(leaving)
         weakest = xp.argmin(xp.where(Sl, Dl, xp.inf), axis=-1)
         leaving = leaving | (fallback[:, None] & (inputs[None, :] == weakest[:, None]))
         Sl = Sl & ~leaving
         p_next = xp.where(Sl, xp.maximum(p_new, 0.0), 0.0)
-        mass = xp.sum(p_next, axis=-1, keepdims=True)
+        mass = sp.sum(p_next, keepdims=True)
         good = xp.isfinite(mass[:, 0]) & (mass[:, 0] > 0)
         p_next = xp.where(good[:, None], p_next / xp.where(good[:, None], mass, 1.0), pl)
         D_next = model.divergences(Wl, al, p_next)
@@ -131,7 +131,7 @@ def newton(
         at = idx[live]
         best.update(at, p_next, D_next, lower_next)
         C_next = xp.where(blocked | ~good, lower_next, Cl + delta[:, nx])
-        gap_next = xp.max(D_next, axis=-1) - lower_next
+        gap_next = sp.max(D_next) - lower_next
         worse = np.flatnonzero(sp.host(~(gap_next <= sp.rows(merit, live, count))))
         if worse.size:  # the step widened its own bracket: it overshot, halve it
             L = int(pl.shape[0])
@@ -170,14 +170,15 @@ def _backtrack(
     (a convex combination of two priors) and goes through ``best.update``. Returns ``(prior, D,
     lower, gap)`` of the chosen trial of each element.
     """
-    xp = best.sp.xp
-    chosen, gap = target, xp.max(D, axis=-1) - lower
+    sp = best.sp
+    xp = sp.xp
+    chosen, gap = target, sp.max(D) - lower
     for k in range(1, BACKTRACK + 1):
         trial = p + 0.5**k * (target - p)
         Dt = model.divergences(W, aux, trial)
         lt = model.lower(W, aux, trial, Dt)
         best.update(at, trial, Dt, lt)
-        gt = xp.max(Dt, axis=-1) - lt
+        gt = sp.max(Dt) - lt
         take = gt < gap
         chosen = xp.where(take[:, None], trial, chosen)
         D, lower = xp.where(take[:, None], Dt, D), xp.where(take, lt, lower)
@@ -201,7 +202,7 @@ def _step(
     """The Newton step on support ``S``: residuals ``D_x − C`` on it, ``p_x`` off it, ``Σ p − 1``
     (``G``: the Jacobian at ``p``, or None to compute it while the systems are built)."""
     xp = sp.xp
-    total = xp.sum(p, axis=-1) - 1
+    total = sp.sum(p) - 1
     F = sp.concat([xp.where(S, D - C[:, None], p), total[:, None]], -1)
     return solve(partial(build, model, W, aux, p, D, S, G), -F)
 
@@ -232,34 +233,34 @@ def interior_point(
     steps = np.zeros(count, dtype=np.int64)
     p = 0.999 * p + 0.001 / n
     D = model.divergences(W, aux, p)
-    C = xp.max(D, axis=-1)
+    C = sp.max(D)
     lam = xp.maximum(C[:, None] - D, 0.0)
     lam = lam + xp.maximum(C - model.lower(W, aux, p, D), 1e-6)[:, None]
     # An element with an infinite D_x (its centre misses outputs some input reaches) has no
     # finite KKT residual: it keeps the brackets the other steps found.
-    live = np.flatnonzero(sp.host(xp.all(xp.isfinite(D), axis=-1)))
+    live = np.flatnonzero(sp.host(sp.all(xp.isfinite(D))))
     Wl, al = sp.rows(W, live, count), sp.rows(aux, live, count)
     build = _interior_matrix if sp.numpy else _interior_system
     for _ in range(max_steps):
         if not live.size:
             break
         pl, Dl, Cl, ll = (sp.rows(a, live, count) for a in (p, D, C, lam))
-        mu = 0.1 * xp.sum(pl * ll, axis=-1) / n
+        mu = 0.1 * sp.sum(pl * ll) / n
         r1 = Dl + ll - Cl[:, None]
         r2 = pl * ll - mu[:, None]
         rhs = sp.concat([-r1 + r2 / pl, sp.zeros((live.size, 1))], -1)
         delta = solve(partial(build, model, Wl, al, pl, Dl, ll), rhs)
-        usable = xp.all(xp.isfinite(delta), axis=-1)  # NaN step: stay put
+        usable = sp.all(xp.isfinite(delta))  # NaN step: stay put
         delta = xp.where(usable[:, None], delta, 0.0)
         dp, dC = delta[:, :n], delta[:, n]
         dl = (-r2 - ll * dp) / pl
         # the longest steps that keep p and λ non-negative (divisions by negatives only)
-        limit_p = xp.min(xp.where(dp < 0, -pl / xp.where(dp < 0, dp, -1.0), xp.inf), axis=-1)
-        limit_l = xp.min(xp.where(dl < 0, -ll / xp.where(dl < 0, dl, -1.0), xp.inf), axis=-1)
+        limit_p = sp.min(xp.where(dp < 0, -pl / xp.where(dp < 0, dp, -1.0), xp.inf))
+        limit_l = sp.min(xp.where(dl < 0, -ll / xp.where(dl < 0, dl, -1.0), xp.inf))
         t = xp.minimum(0.995 * xp.minimum(limit_p, limit_l), 1.0)
         t = xp.where(usable & xp.isfinite(t), t, 0.0)[:, None]
         pl = xp.maximum(pl + t * dp, 0.0)
-        pl = pl / xp.sum(pl, axis=-1, keepdims=True)
+        pl = pl / sp.sum(pl, keepdims=True)
         ll = ll + t * dl
         Cl = Cl + t[:, 0] * dC
         Dl = model.divergences(Wl, al, pl)
@@ -268,7 +269,7 @@ def interior_point(
         p, D = sp.put(p, live, pl), sp.put(D, live, Dl)
         C, lam = sp.put(C, live, Cl), sp.put(lam, live, ll)
         steps[live] += 1
-        keep = (best.gap(at) > tol) & sp.host(xp.all(xp.isfinite(Dl), axis=-1))
+        keep = (best.gap(at) > tol) & sp.host(sp.all(xp.isfinite(Dl)))
         live = live[keep]
         if live.size and not keep.all():
             del Wl  # the smaller working copy is taken from W: never two copies at once

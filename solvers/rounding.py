@@ -35,6 +35,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from . import backend
+
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
@@ -53,6 +55,11 @@ _TERMS = 15
 #: Elements per working block: rows are processed in blocks of about this many entries, so the
 #: temporaries (a dozen block-sized arrays) stay small beside the channel itself.
 _BLOCK = 1 << 16
+
+
+#: Reductions over the last axis, column by column where it is short (``backend.Space``): the
+#: bounds ``γ_n`` below hold for any order of summation.
+_ROWS = backend.NUMPY
 
 
 def gamma(n: float) -> float:
@@ -160,8 +167,8 @@ def _generator(
         h[~keep] = 0.0
         err[~keep] = 0.0
     with np.errstate(invalid="ignore"):
-        total = np.sum(np.where(np.isfinite(h), h, 0.0), axis=1)
-        bound = np.sum(err, axis=1)
+        total = _ROWS.sum(np.where(np.isfinite(h), h, 0.0))
+        bound = _ROWS.sum(err)
     return total, np.where(np.isnan(bound), np.inf, bound)
 
 
@@ -178,7 +185,7 @@ def divergence_bounds(
     α ≥ 1. The rows of all elements are processed together, in blocks of about 2¹⁶ entries.
     """
     B, nx, ny = W.shape
-    Q = Q / np.sum(Q, axis=-1, keepdims=True)  # keeps S = Σ Q near 1
+    Q = Q / _ROWS.sum(Q, keepdims=True)  # keeps S = Σ Q near 1
     flat = W.reshape(B * nx, ny)
     owner = np.repeat(np.arange(B), nx)
     lo = np.empty(B * nx)
@@ -194,33 +201,33 @@ def _rows(W: FloatArray, Q: FloatArray, alpha: float) -> tuple[FloatArray, Float
     """:func:`divergence_bounds` for one block of rows ``W (m, ny)`` and their centres ``Q``."""
     ny = W.shape[1]
     g = gamma(ny + 4)
-    s = W.sum(axis=1)
+    s = _ROWS.sum(W)
     s_lo, s_hi = s * (1.0 - g), s * (1.0 + g)
-    S = Q.sum(axis=1)
+    S = _ROWS.sum(Q)
     positive = Q > 0
     normal = SMALLEST_NORMAL <= Q
     support = W > 0
-    escapes = (support & ~positive).any(axis=1)
-    awkward = (support & positive & ~normal).any(axis=1)  # a subnormal centre: log domain
+    escapes = _ROWS.any(support & ~positive)
+    awkward = _ROWS.any(support & positive & ~normal)  # a subnormal centre: log domain
     # a subnormal ratio r = W/Q (W below TINY·Q) has lost up to half its digits, and at small
     # orders h_α(r) depends on log r: those rows are evaluated from log W − log Q instead
-    awkward |= (support & (W < SMALLEST_NORMAL * Q)).any(axis=1)
+    awkward |= _ROWS.any(support & (W < SMALLEST_NORMAL * Q))
     every = bool(normal.all())
     keep = None if every else normal
     Qs = Q if every else np.where(normal, Q, 1.0)
     H, H_err = _generator(W, Qs, keep, alpha)
     diff = W - Q
-    d = diff.sum(axis=1)
-    d_abs = np.abs(diff).sum(axis=1)
+    d = _ROWS.sum(diff)
+    d_abs = _ROWS.sum(np.abs(diff))
     if not every:
         # Q_y = 0: Q h_α(W/Q) → W/(1 − α) as Q → 0 for α < 1 (for α ≥ 1 the row escapes);
         # subnormal Q_y with W_xy = 0 add Q_y h_α(0) = Q_y/α, left out and bounded here
         zero = ~positive
         if alpha < 1.0:
-            extra = np.sum(np.where(zero, W, 0.0), axis=1) / (1.0 - alpha)
+            extra = _ROWS.sum(np.where(zero, W, 0.0)) / (1.0 - alpha)
             H = H + extra
             H_err = H_err + 2.0 * U * extra
-        H_err = H_err + np.sum(np.where(positive & ~normal, Q, 0.0), axis=1) / min(alpha, 1.0)
+        H_err = H_err + _ROWS.sum(np.where(positive & ~normal, Q, 0.0)) / min(alpha, 1.0)
     awkward |= ~np.isfinite(H_err)
     H_err = np.where(np.isfinite(H_err), H_err + g * H + _TINY_SLACK, 0.0)
     d_abs = np.abs(d) + (g + U) * d_abs + _TINY_SLACK
@@ -394,8 +401,8 @@ def _sibson_centre(W: FloatArray, p: FloatArray, alpha: float) -> tuple[FloatArr
 def _mean_lower(p: FloatArray, D: FloatArray) -> FloatArray:
     """A lower bound on ``Σ_x p_x D_x / Σ_x p_x`` for ``D ≥ 0`` (B,), rounding included."""
     nx = p.shape[-1]
-    total = np.sum(np.where(p > 0, p * np.where(p > 0, D, 0.0), 0.0), axis=-1)
-    mass = np.sum(p, axis=-1)
+    total = _ROWS.sum(np.where(p > 0, p * np.where(p > 0, D, 0.0), 0.0))
+    mass = _ROWS.sum(p)
     out: FloatArray = total * (1.0 - gamma(nx + 2)) / (mass * (1.0 + gamma(nx + 2)))
     return out
 
@@ -445,15 +452,15 @@ def _centre_cost(Q: FloatArray, kappa: FloatArray, nx: int, alpha: float) -> Flo
     mass), with ``κ_y = κ + η/Q_y`` where η bounds the absolute error of a subnormal mass.
     """
     eta = 4.0 * nx * SMALLEST
-    S = np.sum(Q, axis=-1)
+    S = _ROWS.sum(Q)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ky = np.where(Q > 0, kappa[:, None] + eta / np.where(Q > 0, Q, 1.0), 0.0)
         if alpha <= 2.0:
-            cost = np.sum(np.where(Q > 0, ky * ky * Q, 0.0), axis=-1) / S
+            cost = _ROWS.sum(np.where(Q > 0, ky * ky * Q, 0.0)) / S
         else:
             logs = np.where(Q > 0, np.log(np.where(Q > 0, Q, 1.0)) + alpha * np.log1p(ky), -np.inf)
-            top = np.max(logs, axis=-1)
-            total = top + np.log(np.sum(np.exp(logs - top[:, None]), axis=-1)) - np.log(S)
+            top = _ROWS.max(logs)
+            total = top + np.log(_ROWS.sum(np.exp(logs - top[:, None]))) - np.log(S)
             cost = np.maximum(total, 0.0) / (alpha - 1.0)
     out: FloatArray = np.where(np.isfinite(cost), cost * 1.01 + _TINY_SLACK, np.inf)
     return out
@@ -473,7 +480,7 @@ def bracket(
     """
     _, nx, ny = W.shape
     same = upper_p is None or upper_p is p or np.array_equal(upper_p, p)
-    sigma = np.max(np.abs(W.sum(axis=-1) - 1.0) + gamma(ny + 2), axis=-1)
+    sigma = _ROWS.max(np.abs(_ROWS.sum(W) - 1.0) + gamma(ny + 2))
     if alpha == 1.0:
         q = _shannon_centre(W, p)
         # the mixture vs the float centre: its dot products, the row sums, the normalisations
@@ -494,7 +501,7 @@ def bracket(
             Qu = _sibson_centre(W, upper_p, alpha)[0]  # type: ignore[arg-type]
             _, D_hi = divergence_bounds(W, Qu, alpha)
     trivial = math.log(min(nx, ny)) * (1.0 + 4.0 * U)
-    upper = np.minimum(np.max(D_hi, axis=-1), trivial)
+    upper = np.minimum(_ROWS.max(D_hi), trivial)
     lower = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, None)
     # ends that cross (they should not: each is a bound) are swapped, not clamped, so that the
     # gap shows the inconsistency instead of reporting a zero-width bracket
