@@ -119,7 +119,9 @@ class Space:
     def sum(self, x: Any, keepdims: bool = False) -> Any:
         """The sum over the last axis (in column order where the axis is short)."""
         if self._short(x):
-            return self._columns(np.add, x, keepdims)
+            # ∞ − ∞ is NaN without a warning: the engine's callers handle non-finite sums
+            with np.errstate(invalid="ignore", over="ignore"):
+                return self._columns(np.add, x, keepdims)
         return self.xp.sum(x, axis=-1, keepdims=keepdims)
 
     def any(self, x: Any) -> Any:
