@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["NUMPY", "Space", "is_foreign_array", "space", "to_host"]
+__all__ = ["NUMPY", "Space", "is_foreign_array", "space", "span", "to_host"]
 
 IntArray = NDArray[np.int64]
 
@@ -184,7 +184,7 @@ class Space:
         Returns the array to use from now on.
         """
         if self.numpy:
-            a[idx] = values
+            a[span(idx)] = values
             return a
         if idx.size == a.shape[0]:
             return values
@@ -207,6 +207,14 @@ class Space:
 
 #: The space of NumPy input: ``numpy`` itself, on the host.
 NUMPY = Space(np, "cpu", numpy=True, scatter=True)
+
+
+def span(idx: IntArray) -> slice | IntArray:
+    """A sorted, distinct host index array as a slice when it is a run of consecutive indices
+    (a view instead of a gather or scatter), else itself."""
+    if idx.size and int(idx[-1]) - int(idx[0]) + 1 == idx.size:
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
 
 
 def space(W: Any) -> Space:

@@ -295,7 +295,7 @@ class _Best:
     def _rows(self, a: Any, idx: IntArray) -> Any:
         """``a[idx]`` (a view of all of ``a`` when ``idx`` covers the batch)."""
         if self.sp.numpy:
-            return a[idx]
+            return a[backend.span(idx)]
         if idx.size == self.size:
             return a
         cached = self._at
@@ -308,6 +308,15 @@ class _Best:
         xp = sp.xp
         upper = sp.max(D)
         if sp.numpy:
+            at = backend.span(idx)
+            if isinstance(at, slice):  # contiguous elements: masked copies into views
+                better = lower > self.lower[at]
+                np.copyto(self.lower[at], lower, where=better)
+                np.copyto(self.prior[at], p, where=better[:, None])
+                tighter = upper < self.upper[at]
+                np.copyto(self.upper[at], upper, where=tighter)
+                np.copyto(self.upper_prior[at], p, where=tighter[:, None])
+                return
             better = lower > self.lower[idx]
             self.lower[idx[better]] = lower[better]
             self.prior[idx[better]] = p[better]
