@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import divergence, rounding
+from . import blahut, divergence, rounding
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -40,6 +42,14 @@ __all__ = [
 #: amortise numpy's per-call overhead, small enough for the temporaries to stay in cache
 #: (measured on the δ(ε) benchmark: 2**15–2**16 is fastest, 2**20 is 20% slower).
 CHUNK_ELEMENTS = 2**16
+
+#: Most bins whose sums :func:`hockey_curve` combines by a matrix product (``O(bins²)`` per pair,
+#: at matrix speed) rather than by running sums (``O(bins)``): measured 2× faster at 256 bins, the
+#: two meet near 600.
+MATMUL_BINS = 256
+
+#: Products of fewer multiply-adds run on one BLAS thread anyway (OpenBLAS splits from 2^18).
+SERIAL_PRODUCT = 2**16
 
 #: Largest ε whose e^ε the binned engine forms (e^709 < DBL_MAX); larger ones go the log way.
 HUGE_EPS = 700.0
@@ -277,9 +287,11 @@ def hockey_curve(
     the sorted ratios, and only the position of each ``r_y`` relative to the requested thresholds
     matters. The ratios of each pair are therefore binned once against the edges
     ``{e^{±ε_k}}`` (:class:`_BinTable`), the masses ``a`` and ``b`` are summed per bin (two
-    ``bincount``), and suffix/prefix sums over the bins give ``E_{e^{ε_k}}`` in *both* orders
-    (``x, x'`` uses ``r ≥ e^{ε_k}``, ``x', x`` uses ``r < e^{−ε_k}``) at every ε at once: the cost
-    is ``O(pairs × outputs)`` instead of ``O(pairs × outputs × K)`` for ``K`` values of ε.
+    ``bincount``), and sums over the bins above ``e^{ε_k}`` and below ``e^{−ε_k}`` give
+    ``E_{e^{ε_k}}`` in *both* orders (``x, x'`` uses ``r ≥ e^{ε_k}``, ``x', x`` uses
+    ``r < e^{−ε_k}``) at every ε at once (:class:`_BinSums`: one small matrix product with 0/1
+    masks per chunk of pairs, or running sums when there are many bins): the cost is
+    ``O(pairs × outputs)`` instead of ``O(pairs × outputs × K)`` for ``K`` values of ε.
     An outcome whose ratio sits exactly at an edge contributes ``a_y − γ b_y = 0`` either way,
     and ``0/0`` (both probabilities zero) carries no mass in whatever bin it lands.
     ``ε = ∞`` has its own branch: ``E_∞(a‖b) = Σ_{y: b_y = 0} a_y``.
@@ -307,36 +319,98 @@ def _binned_curve(
     gamma = np.exp(levels)
     edges = np.unique(np.concatenate([np.exp(-levels), gamma]))
     n_bins = len(edges) + 1
-    # Bin j holds ratios in [edges[j-1], edges[j]). The forward order (x, x') at ε_k sums the
-    # bins j >= up[k] (ratios r >= e^{ε_k}), the backward order (x', x) the bins j <= down[k]
-    # (r < e^{-ε_k}): suffix and prefix sums over the bins, read at those indices. Memory is
-    # O(rows × (bins + K)) per chunk, never O(K²).
-    up = np.searchsorted(edges, gamma) + 1
-    down = np.searchsorted(edges, np.exp(-levels))
     table = _BinTable(edges)
-    best = np.zeros(len(levels))
-    for s in chunks(len(I), max(W.shape[1], n_bins)):
-        a, b = W[I[s]], W[J[s]]
-        # a/0 = inf, 0/0 = nan, a/subnormal may overflow to inf: all land in the right bin
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ratio = a / b if logW is None else np.exp(logW[I[s]] - logW[J[s]])
-        rows = a.shape[0]
-        index = table.bins(ratio)
-        index += (np.arange(rows) * n_bins)[:, None]
-        mass_a = np.bincount(index.ravel(), a.ravel(), rows * n_bins).reshape(rows, n_bins)
-        mass_b = np.bincount(index.ravel(), b.ravel(), rows * n_bins).reshape(rows, n_bins)
-        # Suffix sums are summed from the top bin down, never as total − prefix: a mass of 1e-18
-        # above e^ε next to a mass of 1 below would vanish in the difference (δ(39) of
-        # randomized_response(3, 40) is 1 − 1/e, not 1).
+    sums = _BinSums(edges, gamma, np.exp(-levels))
+    width = W.shape[1]
+    step = min(len(I), max(1, CHUNK_ELEMENTS // max(width, n_bins)))
+    # One set of buffers for every chunk: fresh temporaries cost more than the arithmetic.
+    a, b, ratio, spare = (np.empty((step, width)) for _ in range(4))
+    cell, index = (np.empty((step, width), dtype=np.int64) for _ in range(2))
+    flag = np.empty((step, width), dtype=bool)
+    offsets = np.repeat(np.arange(step, dtype=np.int64) * n_bins, width).reshape(step, width)
+    with _one_blas_thread(step * n_bins * 2 * len(levels)):
+        for s in chunks(len(I), max(width, n_bins)):
+            rows = s.stop - s.start
+            views = (x[:rows] for x in (a, b, ratio, spare, cell, index, flag))
+            a_s, b_s, ratio_s, spare_s, cell_s, index_s, flag_s = views
+            # mode="wrap" (I, J are row indices): "raise" would copy through a temporary
+            np.take(W, I[s], axis=0, out=a_s, mode="wrap")
+            np.take(W, J[s], axis=0, out=b_s, mode="wrap")
+            # a/0 = inf, 0/0 = nan, a/subnormal may overflow to inf: all land in the right bin
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                if logW is None:
+                    np.divide(a_s, b_s, out=ratio_s)
+                else:
+                    np.take(logW, I[s], axis=0, out=ratio_s, mode="wrap")
+                    np.take(logW, J[s], axis=0, out=spare_s, mode="wrap")
+                    np.exp(np.subtract(ratio_s, spare_s, out=ratio_s), out=ratio_s)
+            table.bins(ratio_s, out=index_s, cell=cell_s, spare=spare_s, flag=flag_s)
+            np.add(index_s, offsets[:rows], out=index_s)  # bin j of row p: p * n_bins + j
+            flat = index_s.ravel()
+            mass_a = np.bincount(flat, a_s.ravel(), rows * n_bins).reshape(rows, n_bins)
+            mass_b = np.bincount(flat, b_s.ravel(), rows * n_bins).reshape(rows, n_bins)
+            sums.add(cast(FloatArray, mass_a), cast(FloatArray, mass_b))  # weighted: float64
+    return sums.best()
+
+
+def _one_blas_thread(work: int) -> AbstractContextManager[None]:
+    """One BLAS thread for the products of :class:`_BinSums` (``work`` multiply-adds each) past
+    :data:`SERIAL_PRODUCT`. Split over two threads they ran 10× slower (δ(ε) of a 512 × 64
+    channel: 2 s instead of 0.18 s), and slower still when a core is busy elsewhere."""
+    return blahut.blas_threads(1, 0) if work > SERIAL_PRODUCT else nullcontext()
+
+
+class _BinSums:
+    """The largest ``E_{e^{ε_k}}`` over the rows of per-bin masses, in both orders, at every ε.
+
+    Bin j holds ratios in ``[edges[j-1], edges[j])``. The forward order (x, x') at ε_k sums the
+    bins ``j >= up[k]`` (ratios ``r >= e^{ε_k}``), the backward order (x', x) the bins
+    ``j <= down[k]`` (``r < e^{-ε_k}``). Up to :data:`MATMUL_BINS` bins, these sums come from one
+    product with 0/1 masks per chunk (``mass_a @ A + mass_b @ B``, ``O(bins × K)`` per row, but
+    at matrix speed; the masks hold at most ``2 · MATMUL_BINS²`` numbers); past it, from running
+    sums and look-ups (``O(bins + K)`` per row and memory). Either way a sum runs over the masses
+    of the bins it needs, never as total − prefix: a mass of 1e-18 above e^ε next to a mass of 1
+    below would vanish in the difference (δ(39) of randomized_response(3, 40) is 1 − 1/e, not 1).
+    """
+
+    def __init__(self, edges: FloatArray, gamma: FloatArray, inverse: FloatArray) -> None:
+        n_bins = len(edges) + 1
+        self.gamma = gamma
+        self.up = np.searchsorted(edges, gamma) + 1
+        self.down = np.searchsorted(edges, inverse)
+        self.forward = np.zeros(len(gamma))
+        self.backward = np.zeros(len(gamma))
+        self.masks: tuple[FloatArray, FloatArray] | None = None
+        if n_bins <= MATMUL_BINS:
+            j = np.arange(n_bins)[:, None]
+            above = (j >= self.up).astype(np.float64)
+            below = (j <= self.down).astype(np.float64)
+            self.masks = (
+                np.concatenate([above, -gamma * below], axis=1),
+                np.concatenate([-gamma * above, below], axis=1),
+            )
+
+    def add(self, mass_a: FloatArray, mass_b: FloatArray) -> None:
+        K = len(self.gamma)
+        if self.masks is not None:
+            values = mass_a @ self.masks[0]
+            values += mass_b @ self.masks[1]
+            top = values.max(axis=0)
+            np.maximum(self.forward, top[:K], out=self.forward)
+            np.maximum(self.backward, top[K:], out=self.backward)
+            return
         suffix_a = np.cumsum(mass_a[:, ::-1], axis=1)[:, ::-1]
         suffix_b = np.cumsum(mass_b[:, ::-1], axis=1)[:, ::-1]
-        forward = suffix_a[:, up] - gamma * suffix_b[:, up]
-        np.maximum(best, forward.max(axis=0), out=best)
+        forward = suffix_a[:, self.up] - self.gamma * suffix_b[:, self.up]
+        np.maximum(self.forward, forward.max(axis=0), out=self.forward)
         prefix_a = np.cumsum(mass_a, axis=1, out=mass_a)
         prefix_b = np.cumsum(mass_b, axis=1, out=mass_b)
-        backward = prefix_b[:, down] - gamma * prefix_a[:, down]
-        np.maximum(best, backward.max(axis=0), out=best)
-    return best
+        backward = prefix_b[:, self.down] - self.gamma * prefix_a[:, self.down]
+        np.maximum(self.backward, backward.max(axis=0), out=self.backward)
+
+    def best(self) -> FloatArray:
+        out: FloatArray = np.maximum(self.forward, self.backward)
+        return out
 
 
 class _BinTable:
@@ -361,20 +435,30 @@ class _BinTable:
         self.n_cells = int(cells[-1]) + 1
         occupancy = np.bincount(cells, minlength=self.n_cells)
         below = np.concatenate([[0], np.cumsum(occupancy)])
-        # Row c + 1 describes cell c; row 0 is "below every edge", the last row "above".
+        # Row c + 1 describes cell c; row 0 is "below every edge", the last row "above": a
+        # look-up with mode="clip" sends every cell outside the edges' range to one of those two.
         self.base = np.concatenate([[0], below[: self.n_cells], [len(edges)]]).astype(np.int64)
         inside = np.full((int(occupancy.max()), self.n_cells + 2), np.nan)
-        for k, (cell, edge) in enumerate(zip(cells, edges, strict=True)):
-            inside[k - below[cell], cell + 1] = edge
+        inside[np.arange(len(edges)) - below[cells], cells + 1] = edges
         self.inside = list(inside)  # one contiguous table per possible edge in a cell
 
-    def bins(self, ratio: FloatArray) -> IntArray:
-        cell = ratio.view(np.int64) >> self.shift
-        cell -= self.first - 1
-        np.clip(cell, 0, self.n_cells + 1, out=cell)
-        out: IntArray = np.take(self.base, cell)
+    def bins(
+        self,
+        ratio: FloatArray,
+        out: IntArray | None = None,
+        cell: IntArray | None = None,
+        spare: FloatArray | None = None,
+        flag: NDArray[np.bool_] | None = None,
+    ) -> IntArray:
+        """The bins of ``ratio`` (C-contiguous); ``out``, ``cell``, ``spare``, ``flag`` are
+        optional buffers of its shape (int64, int64, float64, bool)."""
+        cell = np.right_shift(ratio.view(np.int64), self.shift, out=cell)
+        np.subtract(cell, self.first - 1, out=cell)  # negative bits (-0.0, -nan) clip to row 0
+        out = np.take(self.base, cell, out=out, mode="clip")
         for inside in self.inside:
-            out += ratio >= np.take(inside, cell)  # NaN padding compares False
+            spare = np.take(inside, cell, out=spare, mode="clip")
+            flag = np.greater_equal(ratio, spare, out=flag)  # NaN padding compares False
+            np.add(out, flag, out=out)
         return out
 
 
