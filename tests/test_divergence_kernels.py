@@ -2,7 +2,9 @@
 
 * ``pairwise.max_divergences`` (all orders of a Rényi profile in one pass over the pairs) gives,
   at every order, the value of ``pairwise.max_divergence`` at that order, including the exact
-  branches α = 0, 1, ∞, orders next to 1, disjoint supports (∞) and rows with zeros.
+  branches α = 0, 1, ∞, orders next to 1, disjoint supports (∞) and rows with zeros; its
+  Gram-matrix screen (channels without zeros) gives the pair pass's diameters, ties included
+  (a circulant channel against its closed form).
 * ``divergence.logsumexp`` equals ``log Σ exp`` computed in extended precision (mpmath), and is
   −∞ on a row of −∞.
 """
@@ -73,3 +75,48 @@ def test_logsumexp_is_log_sum_exp(values: list[float]) -> None:
         return
     exact = float(mpmath.log(mpmath.fsum(mpmath.exp(mpmath.mpf(v)) for v in values)))
     assert got == pytest.approx(exact, rel=1e-14, abs=1e-13)
+
+
+SCREEN_ORDERS = np.array([0.05, 0.3, 0.94, 1.06, 2.0, 7.5, 30.0, 200.0, math.inf, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("concentration", [0.3, 1.0, 20.0])
+def test_gram_screen_gives_the_pair_pass_diameters(
+    seed: int, concentration: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Channels without zeros take the Gram-matrix screen at the orders it can take (the others,
+    α = 200 among them, and α ∈ {0, 1, ∞} go pair by pair): every diameter is the pair pass's
+    to rounding, which is the one-order kernel's (the test above)."""
+    rng = np.random.default_rng(seed)
+    W = rng.dirichlet(np.full(10, concentration), size=14)
+    I, J = _pairs(len(W))
+    fast = pairwise.max_divergences(W, I, J, SCREEN_ORDERS)
+    screened = pairwise._gram_screen(
+        W, np.log(W), I, J, SCREEN_ORDERS, np.isfinite(SCREEN_ORDERS) & (SCREEN_ORDERS > 0)
+    )
+    assert screened  # the screen did take orders
+    monkeypatch.setattr(pairwise, "GRAM_ROWS", 0)
+    plain = pairwise.max_divergences(W, I, J, SCREEN_ORDERS)
+    np.testing.assert_allclose(fast, plain, rtol=1e-13, atol=1e-15)
+
+
+def test_gram_screen_keeps_every_tied_pair() -> None:
+    """A circulant channel: all pairs at the same cyclic distance have the same divergence, so
+    the largest value is attained by many pairs; the screen keeps them all (ties sit within its
+    margin) and the diameter is the closed form of the farthest shift."""
+    base = np.array([0.5, 0.2, 0.1, 0.1, 0.05, 0.05])
+    n = len(base)
+    W = np.array([np.roll(base, x) for x in range(n)])
+    I, J = _pairs(n)
+    alphas = np.array([0.5, 2.0, 5.0])
+    screened = pairwise._gram_screen(W, np.log(W), I, J, alphas, np.ones(3, dtype=bool))
+    assert all(len(first) >= n for first, _ in screened.values())
+    expected = [
+        max(
+            math.log(float(np.sum(base**a * np.roll(base, d) ** (1 - a)))) / (a - 1)
+            for d in range(1, n)
+        )
+        for a in alphas
+    ]
+    np.testing.assert_allclose(pairwise.max_divergences(W, I, J, alphas), expected, rtol=1e-13)
