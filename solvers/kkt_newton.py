@@ -40,6 +40,10 @@ STALL = 4
 #: masses negative (see :func:`newton`).
 RESOLVE = 3
 
+#: The first Newton steps of a polish that may be solved again (far from the optimum, where
+#: many inputs leave at once); later ones are clipped, which costs fewer solves there.
+RESOLVE_STEPS = 1
+
 #: Halvings of a Newton step that widened the iterate's own bracket (see :func:`newton`).
 BACKTRACK = 2
 
@@ -73,7 +77,9 @@ def newton(
     Globalisation (each saves the steps of little progress that a clipped or overshooting full
     step costs far from the optimum): when the step would make masses negative and some of
     those inputs have ``D_x < C``, they leave and the step is solved again from the same point
-    on the smaller support (up to :data:`RESOLVE` times, with the same Jacobian); a step whose
+    on the smaller support (up to :data:`RESOLVE` times, with the same Jacobian, on the first
+    :data:`RESOLVE_STEPS` steps, where the support BA left is far from the optimal one; later
+    steps are clipped, which costs fewer solves on dense Shannon channels); a step whose
     iterate has a wider gap ``max_x D_x − lower`` than the point it left is halved up to
     :data:`BACKTRACK` times and the best trial kept.
     """
@@ -93,15 +99,15 @@ def newton(
     stalled = np.zeros(count, dtype=np.int64)
     inputs = sp.arange(nx)
     build = _active_set_matrix if sp.numpy else _active_set_system
-    for _ in range(min(2 * nx + 20, 60)):
+    for step in range(min(2 * nx + 20, 60)):
         Sl, pl, Dl, Cl = (sp.rows(a, live, count) for a in (support, p, D, C))
         # The Jacobian is kept for the re-solves below when it is small beside the part.
         G = _jacobian(sp, model, Wl, al, pl, Dl) if live.size * nx * nx <= KEEP_JACOBIAN else None
         delta = _step(sp, solve, build, model, Wl, al, pl, Dl, Cl, Sl, G)
-        # A step that would make masses negative that C does not reach: they leave and the
-        # step is solved again from the same point on the smaller support (up to RESOLVE
+        # A first step that would make masses negative that C does not reach: they leave and
+        # the step is solved again from the same point on the smaller support (up to RESOLVE
         # times), rather than taken clipped, which costs steps of little progress.
-        for _ in range(RESOLVE):
+        for _ in range(RESOLVE if step < RESOLVE_STEPS else 0):
             negative = Sl & ~(pl + delta[:, :nx] >= 0)
             leaving = negative & (Dl < Cl[:, None])
             redo = np.flatnonzero(sp.host(sp.any(leaving)))
