@@ -172,14 +172,15 @@ def max_divergences(
     orders = np.asarray(alphas, dtype=np.float64).ravel()
     best = np.zeros(orders.shape)
     logs = divergence.log(W) if logW is None else logW
-    plain = np.isfinite(orders) & (orders != 0.0) & (orders != 1.0)
+    special = ~np.isfinite(orders) | (orders == 0.0) | (orders == 1.0)
+    plain = ~special
     screened = _gram_screen(W, logs, I, J, orders, plain)
     for k, (first, second) in screened.items():
         values = renyi_logs(W[first], logs[first], logs[second], float(orders[k]))
         best[k] = _top(values)
     plain &= ~np.isin(np.arange(orders.size), list(screened))
-    if plain.any() or (~np.isfinite(orders) | (orders == 0.0) | (orders == 1.0)).any():
-        _pair_pass(W, logs, I, J, orders, plain, best)
+    if plain.any() or special.any():
+        _pair_pass(W, logs, I, J, orders, plain, special, best)
     out: FloatArray = np.maximum(best, 0.0) + 0.0
     return out
 
@@ -191,11 +192,12 @@ def _pair_pass(
     J: IntArray,
     orders: FloatArray,
     plain: NDArray[np.bool_],
+    special: NDArray[np.bool_],
     best: FloatArray,
 ) -> None:
     """:func:`max_divergences` over chunks of pairs: ``best`` raised in place at the orders
-    ``plain`` (by :class:`_RenyiTerms`) and at α ∈ {0, 1, ∞} (by :func:`renyi_logs`)."""
-    special = ~np.isfinite(orders) | (orders == 0.0) | (orders == 1.0)
+    ``plain`` (by :class:`_RenyiTerms`) and ``special``, α ∈ {0, 1, ∞} (by
+    :func:`renyi_logs`)."""
     for s in chunks(len(I), W.shape[1]):
         a, b, la, lb = W[I[s]], W[J[s]], logs[I[s]], logs[J[s]]
         for first, log_first, log_second in ((a, la, lb), (b, lb, la)):
