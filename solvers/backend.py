@@ -101,8 +101,10 @@ class Space:
             ufunc(out, x[..., i], out=out)
         return out[..., None] if keepdims else out
 
-    def _short(self, x: Any) -> bool:
-        return self.numpy and 0 < x.shape[-1] <= SHORT_AXIS
+    def _short(self, x: Any, boolean: bool = False) -> bool:
+        """Whether ``x`` takes the column path: NumPy, a short last axis, and booleans for
+        any/all (``boolean``) or numbers for the others (a bool sum would be a logical or)."""
+        return self.numpy and 0 < x.shape[-1] <= SHORT_AXIS and (x.dtype == np.bool_) == boolean
 
     def max(self, x: Any, keepdims: bool = False) -> Any:
         """The maximum over the last axis."""
@@ -126,13 +128,13 @@ class Space:
 
     def any(self, x: Any) -> Any:
         """Whether any entry of the last axis is true."""
-        if self._short(x):
+        if self._short(x, boolean=True):
             return self._columns(np.logical_or, x, False)
         return self.xp.any(x, axis=-1)
 
     def all(self, x: Any) -> Any:
         """Whether every entry of the last axis is true."""
-        if self._short(x):
+        if self._short(x, boolean=True):
             return self._columns(np.logical_and, x, False)
         return self.xp.all(x, axis=-1)
 

@@ -60,7 +60,16 @@ FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
 
-__all__ = ["SHANNON", "BatchSolution", "Model", "Shannon", "blas_threads", "bracket", "solve"]
+__all__ = [
+    "SHANNON",
+    "BatchSolution",
+    "Model",
+    "Shannon",
+    "blas_threads",
+    "bracket",
+    "one_blas_thread",
+    "solve",
+]
 
 #: Floor of a BA iterate's log-mass relative to its largest entry (keeps q_y > 0 for every
 #: column that some row reaches; a mass of e^-700 is irrelevant to every bound).
@@ -271,6 +280,13 @@ def blas_threads(nx: int, ny: int) -> Iterator[None]:
     if nx * nx * (nx + ny) > SMALL_WORK:
         yield
         return
+    with one_blas_thread():
+        yield
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """NumPy's and scipy's BLAS limited to one thread (threadpoolctl, imported on first use)."""
     with _controller().limit(limits=1, user_api="blas"):
         yield
 
@@ -293,7 +309,8 @@ class _Best:
         self._at: tuple[IntArray, Any] | None = None
 
     def _rows(self, a: Any, idx: IntArray) -> Any:
-        """``a[idx]`` (a view of all of ``a`` when ``idx`` covers the batch)."""
+        """``a[idx]`` for reading (a view when ``idx`` is a run of consecutive elements in
+        NumPy, or covers the batch in another library)."""
         if self.sp.numpy:
             return a[backend.span(idx)]
         if idx.size == self.size:

@@ -101,12 +101,16 @@ def newton(
     build = _active_set_matrix if sp.numpy else _active_set_system
     for step in range(min(2 * nx + 20, 60)):
         Sl, pl, Dl, Cl = (sp.rows(a, live, count) for a in (support, p, D, C))
-        # The Jacobian is kept for the re-solves below when it is small beside the part.
-        G = _jacobian(sp, model, Wl, al, pl, Dl) if live.size * nx * nx <= KEEP_JACOBIAN else None
+        # The Jacobian is kept for the re-solves of the first steps when it fits a block.
+        kept = step < RESOLVE_STEPS and live.size * nx * nx <= KEEP_JACOBIAN
+        G = _jacobian(sp, model, Wl, al, pl, Dl) if kept else None
         delta = _step(sp, solve, build, model, Wl, al, pl, Dl, Cl, Sl, G)
         # A first step that would make masses negative that C does not reach: they leave and
         # the step is solved again from the same point on the smaller support (up to RESOLVE
         # times), rather than taken clipped, which costs steps of little progress.
+        # (Sibson's model caches its centre keyed on the identity of the last prior it saw: p
+        # is changed in place below only after the model has seen another prior, p_next or a
+        # trial, so a stale match cannot happen; keep that order.)
         for _ in range(RESOLVE if step < RESOLVE_STEPS else 0):
             negative = Sl & ~(pl + delta[:, :nx] >= 0)
             leaving = negative & (Dl < Cl[:, None])

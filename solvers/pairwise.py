@@ -58,9 +58,14 @@ HUGE_EPS = 700.0
 TINY = rounding.SMALLEST_NORMAL
 
 
+def chunk_rows(width: int) -> int:
+    """Pairs per chunk of :func:`chunks` for rows of ``width`` entries."""
+    return max(1, CHUNK_ELEMENTS // max(1, width))
+
+
 def chunks(n_pairs: int, width: int) -> Iterator[slice]:
     """Slices of ``range(n_pairs)`` holding about :data:`CHUNK_ELEMENTS` elements each."""
-    step = max(1, CHUNK_ELEMENTS // max(1, width))
+    step = chunk_rows(width)
     for start in range(0, n_pairs, step):
         yield slice(start, min(start + step, n_pairs))
 
@@ -175,7 +180,7 @@ def max_divergences(
     special = ~np.isfinite(orders) | (orders == 0.0) | (orders == 1.0)
     plain = ~special
     screened = _gram_screen(W, logs, I, J, orders, plain)
-    for k, (first, second) in screened.items():
+    for k, (first, second) in screened.items():  # at most max(SCREEN_PAIRS, n) pairs
         values = renyi_logs(W[first], logs[first], logs[second], float(orders[k]))
         best[k] = _top(values)
     plain &= ~np.isin(np.arange(orders.size), list(screened))
@@ -214,8 +219,13 @@ def _pair_pass(
 GRAM_ROWS = 2048
 
 #: Largest exponent (in absolute value) of a factor of the screen's products: no factor
-#: overflows or underflows, whatever the pair.
+#: overflows, and none underflows beyond the scale ``e^m`` of its column.
 GRAM_EXPONENT = 600.0
+
+#: Most candidate pairs (or the number of rows, if larger) the screen hands on for an order;
+#: with more (channels whose pairs tie, as randomized response's all do) the order goes
+#: through the pair pass, in chunks, instead.
+SCREEN_PAIRS = 256
 
 
 def _gram_screen(
@@ -234,10 +244,12 @@ def _gram_screen(
     :data:`GRAM_EXPONENT`. A sum of positive terms in floating point is within ``γ_{k+4}`` of
     its value, and each factor within a few ulps times its exponent, so the estimate
     ``log Σ/(α − 1)`` is within a bound computed here (``margin``) of ``D_α``: every pair
-    within twice that margin, plus 1e-9 relative, of the largest estimate is returned, and
-    the caller evaluates just those exactly, by the kernel the pair pass uses, so the diameter
-    is the pair pass's value. Only channels without zeros, pair sets covering a quarter of all
-    pairs of at most :data:`GRAM_ROWS` rows, and orders at least 0.05 away from 1.
+    within twice that margin, plus 1e-9 relative, of the largest estimate is returned, and the
+    caller evaluates just those exactly with :func:`renyi_logs` (the pair pass's formulas; its
+    choice between the expm1 and log-sum-exp forms is made over the rows it is given, so a
+    value may differ from the pair pass's in the last bit). Only channels without zeros, pair
+    sets covering an eighth of all pairs of at most :data:`GRAM_ROWS` rows, orders at least
+    0.05 away from 1, and at most :data:`SCREEN_PAIRS` candidates (or ``n``) per order.
     """
     n, k = W.shape
     if n > GRAM_ROWS or n * n > 8 * len(I) or not len(I) or not np.all(W > 0):
@@ -261,9 +273,11 @@ def _gram_screen(
             continue
         # each factor is exp of an argument of at most |α|·spread + |c|·spread + |m| computed
         # with a relative error of a few u: the product of two within 2·factor of its value
-        factor = 8.0 * rounding.U * (2.0 + (abs(alpha) + abs(c)) * spread + float(np.max(-m)))
+        factor = 8.0 * rounding.U * (2.0 + (abs(alpha) + abs(c)) * spread + float(np.max(abs(m))))
         margin = 1e-9 * max(1.0, abs(top)) + 2.0 * (rounding.gamma(k + 4) + 2.0 * factor) / abs(c)
-        near = estimate >= top - margin
+        near = np.flatnonzero(estimate >= top - margin)
+        if near.size > max(SCREEN_PAIRS, n):  # many pairs tie (k-RR: all of them): pair pass
+            continue
         out[int(index)] = (first[near], second[near])
     return out
 
@@ -384,6 +398,9 @@ def hockey_curve(
     out = np.zeros(eps.shape, dtype=np.float64)
     if len(I) == 0 or eps.size == 0:
         return out
+    n = W.shape[0]
+    if min(int(I.min()), int(J.min())) < 0 or max(int(I.max()), int(J.max())) >= n:
+        raise IndexError(f"pair indices must lie in [0, {n}) for a channel of {n} rows")
     # e^ε overflows past ε ≈ 709.78: such orders (and ∞) are evaluated directly in log form.
     limit = HUGE_EPS if logW is None else min(HUGE_EPS, math.log(2.0**-60 / (TINY * W.shape[1])))
     binned = np.isfinite(eps) & (eps <= limit)
@@ -406,7 +423,7 @@ def _binned_curve(
     table = _BinTable(edges)
     sums = _BinSums(edges, gamma, np.exp(-levels))
     width = W.shape[1]
-    step = min(len(I), max(1, CHUNK_ELEMENTS // max(width, n_bins)))
+    step = min(len(I), chunk_rows(max(width, n_bins)))  # the longest chunk of the loop below
     # One set of buffers for every chunk: fresh temporaries cost more than the arithmetic.
     a, b, ratio, spare = (np.empty((step, width)) for _ in range(4))
     cell, index = (np.empty((step, width), dtype=np.int64) for _ in range(2))
@@ -415,8 +432,8 @@ def _binned_curve(
     with _one_blas_thread(step * n_bins * 2 * len(levels)):
         for s in chunks(len(I), max(width, n_bins)):
             rows = s.stop - s.start
-            views = (x[:rows] for x in (a, b, ratio, spare, cell, index, flag))
-            a_s, b_s, ratio_s, spare_s, cell_s, index_s, flag_s = views
+            a_s, b_s, ratio_s, spare_s = a[:rows], b[:rows], ratio[:rows], spare[:rows]
+            cell_s, index_s, flag_s = cell[:rows], index[:rows], flag[:rows]
             # mode="wrap" (I, J are row indices): "raise" would copy through a temporary
             np.take(W, I[s], axis=0, out=a_s, mode="wrap")
             np.take(W, J[s], axis=0, out=b_s, mode="wrap")
@@ -441,7 +458,7 @@ def _one_blas_thread(work: int) -> AbstractContextManager[None]:
     """One BLAS thread for the products of :class:`_BinSums` (``work`` multiply-adds each) past
     :data:`SERIAL_PRODUCT`. Split over two threads they ran 10× slower (δ(ε) of a 512 × 64
     channel: 2 s instead of 0.18 s), and slower still when a core is busy elsewhere."""
-    return blahut.blas_threads(1, 0) if work > SERIAL_PRODUCT else nullcontext()
+    return blahut.one_blas_thread() if work > SERIAL_PRODUCT else nullcontext()
 
 
 class _BinSums:

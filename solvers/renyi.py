@@ -232,9 +232,10 @@ def _near_one(sp: backend.Space, W: FloatArray, log_Q: FloatArray, alpha: float)
     with np.errstate(divide="ignore"):
         near = xp.all(xp.abs(z) <= 1.0, axis=-1) & (off <= 0.5)
         terms = xp.where(both, W * xp.expm1(z), xp.where(support, -W, 0.0))
-        close = xp.log1p(xp.maximum(xp.sum(terms, axis=-1), -1.0)) / c
-        far = divergence.logsumexp(xp.where(both, logW + z, -xp.inf)) / c
-    value = xp.where(near, close, far)
+        value = xp.log1p(xp.maximum(xp.sum(terms, axis=-1), -1.0)) / c
+        if not bool(xp.all(near)):
+            far = divergence.logsumexp(xp.where(both, logW + z, -xp.inf)) / c
+            value = xp.where(near, value, far)
     if alpha > 1.0:
         return xp.where(off > 0, xp.inf, value)  # type: ignore[no-any-return]
     return xp.where(xp.any(both, axis=-1), value, xp.inf) + 0.0  # type: ignore[no-any-return]

@@ -2,8 +2,8 @@
 
 Short axes are reduced column by column in NumPy: the results must be NumPy's own (exactly for
 max, min, any and all; for sums within the summation bound ``γ_n Σ|x|``, any order being valid),
-with NaN and infinities propagated as NumPy propagates them, and an element of a batch reduced
-exactly as the same row alone.
+with NaN and infinities propagated as NumPy propagates them, and NumPy's dtypes (a sum of
+booleans counts them).
 """
 
 from __future__ import annotations
@@ -57,13 +57,15 @@ def test_sums_propagate_nan_and_infinities() -> None:
         np.testing.assert_array_equal(NP.sum(x), np.sum(x, axis=-1))
 
 
-def test_a_row_is_reduced_alike_alone_and_in_a_batch() -> None:
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((1000, 7)) * 10.0 ** rng.integers(-20, 20, size=(1000, 7))
-    whole = NP.sum(x)
-    for i in range(0, 1000, 97):
-        assert NP.sum(x[i : i + 1])[0] == whole[i]
-        assert NP.max(x[i : i + 1])[0] == np.max(x[i])
+def test_dtypes_follow_numpy() -> None:
+    """Sums of booleans count (a column-wise bool sum would be a logical or); any/all of
+    numbers are booleans."""
+    x = np.array([[True, True, False], [False, False, False]])
+    np.testing.assert_array_equal(NP.sum(x), [2, 0])
+    y = np.array([[0.0, 2.0], [0.0, 0.0]])
+    assert NP.any(y).dtype == np.bool_
+    np.testing.assert_array_equal(NP.any(y), [True, False])
+    np.testing.assert_array_equal(NP.all(y), [False, False])
 
 
 def test_long_axes_and_other_libraries_use_the_library_reduction() -> None:

@@ -120,3 +120,22 @@ def test_gram_screen_keeps_every_tied_pair() -> None:
         for a in alphas
     ]
     np.testing.assert_allclose(pairwise.max_divergences(W, I, J, alphas), expected, rtol=1e-13)
+
+
+def test_gram_screen_leaves_tied_pairs_to_the_pair_pass() -> None:
+    """Randomized response: every ordered pair has the same divergence, so the screen hands no
+    order on (it would have to evaluate all n(n − 1) pairs at once) and the pair pass gives
+    the closed form ``(1/(α−1)) log(a^α b^{1−α} + b^α a^{1−α} + (k − 2) b)`` with
+    ``a = e^ε/(e^ε + k − 1)``, ``b = 1/(e^ε + k − 1)``."""
+    k, eps = 200, 1.0
+    z = math.exp(eps) + k - 1
+    a, b = math.exp(eps) / z, 1.0 / z
+    W = np.full((k, k), b)
+    np.fill_diagonal(W, a)
+    I, J = _pairs(k)
+    alphas = np.array([0.5, 2.0, 5.0])
+    assert pairwise._gram_screen(W, np.log(W), I, J, alphas, np.ones(3, dtype=bool)) == {}
+    expected = [
+        math.log(a**t * b ** (1 - t) + b**t * a ** (1 - t) + (k - 2) * b) / (t - 1) for t in alphas
+    ]
+    np.testing.assert_allclose(pairwise.max_divergences(W, I, J, alphas), expected, rtol=1e-13)

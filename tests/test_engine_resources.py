@@ -94,7 +94,9 @@ def test_newton_and_interior_point_build_one_system_matrix(monkeypatch: pytest.M
     """The truncated geometric mechanism on 300 inputs (a sparse optimal prior: the KKT–Newton
     polish and the interior-point fallback do the work). With blocks far smaller than the
     channel, the solve holds the channel and one (n+1)² system, nothing of its size more: before,
-    the Jacobian, its masked copy, the system and a copy of the channel coexisted (≥ 3×)."""
+    the Jacobian, its masked copy, the system and a copy of the channel coexisted (≥ 3×). The
+    Jacobian the polish keeps for its first step's re-solves is bounded by a block too
+    (``KEEP_JACOBIAN``, shrunk with the blocks here)."""
     monkeypatch.setattr(blahut, "BLOCK_ELEMENTS", 1 << 12, raising=False)
     monkeypatch.setattr(kkt_newton, "KEEP_JACOBIAN", 1 << 12, raising=False)
     W = np.asarray(dpcap.mechanisms.truncated_geometric(299, 0.1))

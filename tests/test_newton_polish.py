@@ -1,9 +1,10 @@
 """The engine's KKT–Newton polish: its globalisation (re-solves on a smaller support, halved
 steps) costs no validity and saves steps.
 
-Every bracket here is recomputed from the returned priors by the rounding-aware certificate
-and checked against an independent engine (cvxpy's power-cone programme with Clarabel), never
-against the engine's own output.
+The first test recomputes the bracket from the returned priors by the rounding-aware
+certificate and checks it against an independent engine (cvxpy's power-cone programme with
+Clarabel). The others compare the engine with itself on purpose: the globalisation switched off
+(the same capacities, in more steps), and batches against channels solved alone.
 """
 
 from __future__ import annotations
