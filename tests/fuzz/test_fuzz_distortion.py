@@ -246,6 +246,15 @@ def test_optimal_mechanism_at_tiny_eps(problem, eps: float) -> None:
     ),
     t=1e-9,
 )
+@example(
+    problem=(
+        np.array([4.0, 4.0, 2.0, 1.0]) / 11.0,
+        np.array([[0.0, 1.0, 3.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]),
+        (2, 2),
+        "hamming",
+    ),
+    t=1e-6,
+)
 def test_privacy_distortion_near_the_least_distortion(problem, t: float) -> None:
     """Fuzz finding F18: a budget just above d_min (ε* ≈ 13–26) raised SolverError from the LP
     instead of returning the open bracket."""
@@ -276,8 +285,12 @@ def check_privacy_distortion(problem, t: float) -> None:
     assert res.distortion_achieved <= D + 1e-9 * (1 + abs(D))
     assert dp_level(W, shape, relation) <= res.upper * (1 + 1e-9) + 1e-12
     assert 0.0 <= res.lower <= res.upper
-    # ε* ≤ upper: d*(upper) ≤ D; ε* > lower: d*(lower) > D (both up to the LP's accuracy)
-    if math.isfinite(res.upper) and res.upper <= 20:
+    # ε* ≤ upper: d*(upper) ≤ D; ε* > lower: d*(lower) > D (both up to the LP's accuracy).
+    # The upper end is proven by the mechanism itself (its level and distortion, checked just
+    # above); the reference LP is a second opinion only up to ε = 10: its constraints carry
+    # e^ε, and at e^ε ≈ 1e6 HiGHS returned 1.44e-6 for a d*(ε) that the returned mechanism
+    # shows to be at most 9.03e-8 (fuzz finding: prior ∝ (4, 4, 2, 1), D ≈ 9.1e-8).
+    if math.isfinite(res.upper) and res.upper <= 10:
         assert lp_least_loss(prior, loss, res.upper, pairs) <= D + LP_SLACK
     if res.lower > 0 and res.lower <= 20:
         assert lp_least_loss(prior, loss, res.lower, pairs) >= D - LP_SLACK
