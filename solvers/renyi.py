@@ -156,8 +156,9 @@ class Sibson:
         reached = xp.isfinite(log_Q)
         every = bool(xp.all(reached))
         # Σ_y W_xy^α Q_y^{1−α} = Σ_y B_xy exp(α log c_y + (1−α) log Q_y), shifted by its max
-        log_v = a * aux.log_c + (1.0 - a) * log_Q
-        if not every:
+        if every:
+            log_v = a * aux.log_c + (1.0 - a) * log_Q
+        else:  # outputs no input of the support reaches (zero columns among them): −∞
             log_v = xp.where(
                 reached, a * aux.log_c + (1.0 - a) * xp.where(reached, log_Q, 0.0), -xp.inf
             )

@@ -9,6 +9,8 @@ Clarabel). The others compare the engine with itself on purpose: the globalisati
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -88,3 +90,20 @@ def test_batches_of_small_channels_stay_certified() -> None:
     for b in range(0, 2000, 250):
         alone = dpcap.capacity(stack[b])
         assert abs(alone.value - res.value[b]) <= 2 * TOL
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.004, 2.0, 10.0])
+def test_sibson_model_with_a_zero_column_is_quiet_and_unchanged(alpha: float) -> None:
+    """Fuzz finding (renyi_midp): a zero column made the model's exponent −∞ + ∞ (a NaN and an
+    'invalid value' warning) before it was masked. A zero column changes no α-capacity: the
+    certified bracket of the channel with it overlaps the one without it, with no warning."""
+    W = np.array([[0.5, 0.0, 0.5], [2 / 3, 0.0, 1 / 3], [0.1, 0.0, 0.9]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with_zero = blahut.solve(W[None], tol=TOL, model=renyi.Sibson(alpha))
+    without = blahut.solve(W[None][:, :, [0, 2]], tol=TOL, model=renyi.Sibson(alpha))
+    lo_a, up_a = rounding.bracket(W[None], with_zero.prior, with_zero.upper_prior, alpha)
+    lo_b, up_b = rounding.bracket(W[None][:, :, [0, 2]], without.prior, without.upper_prior, alpha)
+    assert up_a[0] - lo_a[0] <= TOL + 1e-12
+    assert lo_a[0] <= up_b[0] + 1e-12
+    assert lo_b[0] <= up_a[0] + 1e-12

@@ -394,7 +394,7 @@ CASES = [
         {
             "prior": "law",
             "distortion": "matrix-cost",
-            "n_points": "count2",
+            "n_points": "count",  # one budget is a curve too: d*(0), as documented
             "tol": "tol",
             "neighbors": "neighbors",
             "shape": "shape",
