@@ -53,45 +53,54 @@ def kl(p: FloatArray, q: FloatArray) -> FloatArray:
 
 
 def renyi(p: FloatArray, q: FloatArray, alpha: float) -> FloatArray:
-    """Rényi divergence of order α ∈ [0, ∞] (nats).
+    """Rényi divergence of order α ∈ [0, ∞] (nats), over the last axis.
 
     ``D_α(p‖q) = 1/(α−1) · log Σ_y p_y^α q_y^{1−α}`` for α ∉ {0, 1, ∞};
     ``D_0 = −log Σ_{y: p_y>0} q_y``; ``D_1`` = KL; ``D_∞ = log max_{y: p_y>0} p_y/q_y``.
 
     Near α = 1 the sum is ``1 + T`` with ``T = Σ_{p_y>0} p_y·expm1((α−1)·log(p_y/q_y))``, and
-    ``log1p(T)/(α−1)`` keeps full relative accuracy as α → 1; elsewhere a log-sum-exp is used.
+    ``log1p(T)/(α−1)`` keeps full relative accuracy as α → 1; a row whose sum is far from 1
+    (some ``|(α−1) log(p_y/q_y)| > 1``, or more than half of p off the support of q, where
+    ``log1p(−1 + small)`` would cancel) takes a log-sum-exp instead. The choice is made row by
+    row. NumPy arrays, or (α ≠ 1) arrays of any array-API library (the engine's Sibson model).
     """
-    p, q = np.broadcast_arrays(np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    if backend.is_foreign_array(p):
+        xp = backend.space(p).xp
+        p, q = xp.broadcast_arrays(p, q)
+    else:
+        xp = np
+        p, q = np.broadcast_arrays(np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64))
     support = p > 0
     if alpha == 1.0:
         return kl(p, q)
-    log_ratio = np.where(support, log(p) - log(np.where(support, q, 1.0)), 0.0)
+    log_ratio = xp.where(support, log(p) - log(xp.where(support, q, 1.0)), 0.0)
     if alpha == 0.0:
-        mass = np.sum(np.where(support, q, 0.0), axis=-1)
+        mass = xp.sum(xp.where(support, q, 0.0), axis=-1)
         return -log(mass)
     if math.isinf(alpha):
-        worst: FloatArray = np.max(np.where(support, log_ratio, -np.inf), axis=-1)
+        worst: FloatArray = xp.max(xp.where(support, log_ratio, -xp.inf), axis=-1)
         return worst
-    escapes = np.any(support & (q == 0), axis=-1)  # p_y > 0 = q_y somewhere
-    finite = np.where(support & (q > 0), log_ratio, 0.0)
-    z = (alpha - 1.0) * finite
-    # The expm1/log1p form is exact only when the sum is near 1: no order far from 1, and (for
-    # α < 1) little of p off the support of q — otherwise log1p(−1 + small) cancels.
-    off = np.sum(np.where(support & (q == 0), p, 0.0), axis=-1)
-    # log 0 = -inf is the intended value when the supports are disjoint (α < 1): D_α = ∞.
-    with np.errstate(divide="ignore"):
-        if np.max(np.abs(z), initial=0.0) <= 1.0 and np.max(off, initial=0.0) <= 0.5:
-            terms = np.where(support & (q > 0), p * np.expm1(z), np.where(support, -p, 0.0))
-            value = np.log1p(np.sum(terms, axis=-1)) / (alpha - 1.0)
-        else:
-            logs = np.where(support & (q > 0), log(p) + z, -np.inf)
-            value = logsumexp(logs) / (alpha - 1.0)
+    c = alpha - 1.0
+    meet = support & (q > 0)
+    off = xp.sum(xp.where(support & ~meet, p, 0.0), axis=-1)  # mass of p where q_y = 0
+    z = c * xp.where(meet, log_ratio, 0.0)
+    # log 0 = -inf is the intended value when the supports are disjoint (α < 1): D_α = ∞; the
+    # expm1 form of a far row may overflow, and that row takes the log-sum-exp below.
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        near = xp.all(xp.abs(z) <= 1.0, axis=-1) & (off <= 0.5)
+        terms = xp.where(meet, p * xp.expm1(z), xp.where(support, -p, 0.0))
+        value = xp.log1p(xp.maximum(xp.sum(terms, axis=-1), -1.0)) / c
+        if not bool(xp.all(near)):
+            far = logsumexp(xp.where(meet, log(p) + z, -xp.inf)) / c
+            value = xp.where(near, value, far)
     if alpha > 1.0:
-        value = np.where(escapes, np.inf, value)
+        value = xp.where(off > 0, xp.inf, value)  # p_y > 0 = q_y somewhere
     else:  # α < 1: D_α = ∞ exactly when the supports do not meet
-        value = np.where(np.any(support & (q > 0), axis=-1), value, np.inf)
-    result: FloatArray = np.asarray(value, dtype=np.float64) + 0.0  # 0/(α − 1) < 0 is −0.0
-    return result
+        value = xp.where(xp.any(meet, axis=-1), value, xp.inf)
+    if xp is np:
+        result: FloatArray = np.asarray(value, dtype=np.float64) + 0.0  # 0/(α − 1) is −0.0
+        return result
+    return value + 0.0  # type: ignore[no-any-return]
 
 
 def hockey_stick(p: FloatArray, q: FloatArray, gamma: FloatArray) -> FloatArray:

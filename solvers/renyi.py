@@ -105,7 +105,8 @@ class Sibson:
     With ``s = pW^α = c^α ⊙ (pB)`` (:class:`_Scaled`), ``f = Σ_y s_y^{1/α}`` and the radius centre
     ``Q = s^{1/α}/f``, every quantity is one matrix product and a few logs of length |Y|:
     ``D_x = (1/(α−1)) log Σ_y B_xy c_y^α Q_y^{1−α}``, ``I_α^S = α/(α−1) log f``. Orders within
-    1e-2 of 1 switch to the expm1/log1p forms of :func:`sibson_information` and :func:`_near_one`.
+    1e-2 of 1 switch to the expm1/log1p forms of :func:`sibson_information` and
+    :func:`dpcap.solvers.divergence.renyi`.
     Every method works on NumPy arrays or on those of any array-API library
     (:mod:`dpcap.solvers.backend`), as the engine's Shannon model does.
     """
@@ -152,7 +153,7 @@ class Sibson:
         _, log_s, log_f = self._center(aux, p)
         log_Q = log_s / a - log_f[:, None]
         if self.near_one:
-            return _near_one(sp, W, log_Q, a)
+            return divergence.renyi(W, xp.exp(log_Q)[:, None, :], a)
         reached = xp.isfinite(log_Q)
         every = bool(xp.all(reached))
         # Σ_y W_xy^α Q_y^{1−α} = Σ_y B_xy exp(α log c_y + (1−α) log Q_y), shifted by its max
@@ -212,34 +213,6 @@ class Sibson:
             cross = xp.matmul(aux.B * (u * inv_t)[:, None, :], sp.mT(aux.B))
             J: FloatArray = (sp.matvec(aux.B, u)[:, None, :] - weight[:, :, None] * cross) / a
         return J
-
-
-def _near_one(sp: backend.Space, W: FloatArray, log_Q: FloatArray, alpha: float) -> FloatArray:
-    """``D_α(W_x ‖ Q)`` for ``|α − 1| < NEAR_ONE`` without cancellation (``log Q`` given).
-
-    ``Σ_y W_xy^α Q_y^{1−α} = 1 + T_x`` with ``T_x = Σ_{W_xy > 0} W_xy expm1((α−1) log(W_xy/Q_y))``
-    (minus the mass of ``W_x`` where ``Q_y = 0``), and ``D_α = log1p(T_x)/(α − 1)``, ∞ for α > 1
-    where ``W_x`` has mass off the support of ``Q``; a row whose sum is far from 1 (its ratios or
-    its mass off ``Q``) goes the log-sum-exp way, as :func:`dpcap.solvers.divergence.renyi` does.
-    """
-    xp = sp.xp
-    c = alpha - 1.0
-    support = W > 0
-    reached = xp.isfinite(log_Q)[:, None, :]
-    logW = divergence.log(W)
-    both = support & reached
-    z = xp.where(both, c * (logW - xp.where(reached, log_Q[:, None, :], 0.0)), 0.0)
-    off = xp.sum(xp.where(support & ~reached, W, 0.0), axis=-1)
-    with np.errstate(divide="ignore"):
-        near = xp.all(xp.abs(z) <= 1.0, axis=-1) & (off <= 0.5)
-        terms = xp.where(both, W * xp.expm1(z), xp.where(support, -W, 0.0))
-        value = xp.log1p(xp.maximum(xp.sum(terms, axis=-1), -1.0)) / c
-        if not bool(xp.all(near)):
-            far = divergence.logsumexp(xp.where(both, logW + z, -xp.inf)) / c
-            value = xp.where(near, value, far)
-    if alpha > 1.0:
-        return xp.where(off > 0, xp.inf, value)  # type: ignore[no-any-return]
-    return xp.where(xp.any(both, axis=-1), value, xp.inf) + 0.0  # type: ignore[no-any-return]
 
 
 def radius_cap(W: FloatArray) -> float:
