@@ -219,30 +219,32 @@ def g_strategy(prior: Any, W: Any, gain: Any = None, /) -> NDArray[np.int64]:
 
 
 def bayes_vulnerability(prior: Any, /) -> float:
-    """Bayes vulnerability ``V_1(π) = max_x π_x``: the chance of guessing X in one try.
+    """Bayes vulnerability ``V_1(π) = max_x π_x``: the chance of guessing X in one try
+    (:func:`g_vulnerability` with the identity gain).
 
     Examples
     --------
     >>> bayes_vulnerability([0.1, 0.1, 0.1, 0.7])
     0.7
     """
-    return float(np.max(check.distribution(prior, "prior")))
+    return g_vulnerability(prior)
 
 
 def posterior_bayes_vulnerability(prior: Any, W: Any, /) -> float:
-    """Posterior Bayes vulnerability ``V_1[π▷W] = Σ_y max_x π_x W[x, y]``.
+    """Posterior Bayes vulnerability ``V_1[π▷W] = Σ_y max_x π_x W[x, y]``
+    (:func:`posterior_g_vulnerability` with the identity gain).
 
     Examples
     --------
     >>> posterior_bayes_vulnerability([0.5, 0.5], [[1.0, 0.0], [0.0, 1.0]])
     1.0
     """
-    p, matrix = check.prior_and_channel(prior, W)
-    return _gains.bayes_posterior(p, matrix)
+    return posterior_g_vulnerability(prior, W)
 
 
 def bayes_leakage(prior: Any, W: Any, /, *, kind: str = "multiplicative") -> float:
-    """Bayes leakage ``V_1[π▷W] / V_1(π)`` (multiplicative) or ``V_1[π▷W] − V_1(π)`` (additive).
+    """Bayes leakage ``V_1[π▷W] / V_1(π)`` (multiplicative) or ``V_1[π▷W] − V_1(π)`` (additive):
+    :func:`g_leakage` with the identity gain.
 
     The multiplicative one is ``exp`` of the min-entropy leakage (:func:`dpcap.min_entropy_leakage`
     in nats, Smith 2009); its maximum over priors, the Bayes capacity ``Σ_y max_x W[x, y]``,
@@ -253,11 +255,7 @@ def bayes_leakage(prior: Any, W: Any, /, *, kind: str = "multiplicative") -> flo
     >>> round(bayes_leakage([0.75, 0.25], [[0.8, 0.2], [0.3, 0.7]], kind="additive"), 12)
     0.025
     """
-    what = check.choice(kind, _KINDS, "kind")
-    p, matrix = check.prior_and_channel(prior, W)
-    post = _gains.bayes_posterior(p, matrix)
-    top = float(np.max(p))
-    return max(post - top, 0.0) if what == "additive" else max(post / top, 1.0)
+    return g_leakage(prior, W, kind=kind)
 
 
 def bayes_risk(prior: Any, loss: Any = None, /) -> float:
