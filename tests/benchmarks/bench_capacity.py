@@ -21,10 +21,10 @@ a few repeats after one warm-up call; everything runs in one process on the same
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import best_of
 from scipy.special import rel_entr
 
 import dpcap
@@ -39,17 +39,6 @@ def certified_gap(W: np.ndarray, prior: np.ndarray) -> float:
     W = np.asarray(W, dtype=np.float64)
     D = rel_entr(W, prior @ W).sum(axis=1)
     return float(D.max() - prior @ D)
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Best wall time of ``repeat`` calls after one warm-up call, and the last value."""
-    value = fn()
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def cases() -> list[tuple[str, np.ndarray]]:

@@ -17,28 +17,16 @@ feasibility tolerance). Times are the best of a few repeats after one warm-up ca
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import best_of
 from scipy.special import entr, rel_entr
 
 import dpcap
 
 TOL = 1e-9
 SEED = 20261124
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Best wall time of ``repeat`` calls after one warm-up call, and the last value."""
-    value = fn()
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def cases() -> list[tuple[str, np.ndarray, np.ndarray, float]]:

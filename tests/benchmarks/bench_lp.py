@@ -20,12 +20,11 @@ for reference. Times are the best of ``repeat`` calls after one warm-up, in one 
 from __future__ import annotations
 
 import math
-import time
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import best_of
 
 import dpcap
 
@@ -38,17 +37,6 @@ BACKENDS = ("CLARABEL", "HIGHS", "ECOS")
 def problem(n: int = N) -> tuple[np.ndarray, np.ndarray]:
     x = np.arange(n)
     return np.full(n, 1.0 / n), np.abs(x[:, None] - x[None, :]).astype(float)
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Best wall time of ``repeat`` calls after one warm-up call, and the last value."""
-    value = fn()
-    best = math.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def peer(prior: np.ndarray, loss: np.ndarray) -> tuple[float, np.ndarray]:

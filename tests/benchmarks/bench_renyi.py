@@ -20,10 +20,10 @@ Times are the best of ``repeat`` calls after one warm-up call, in one process, o
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import best_of
 
 import dpcap
 from dpcap.solvers import blahut, renyi
@@ -43,17 +43,6 @@ def sibson_bracket(W: np.ndarray, prior: np.ndarray, alpha: float) -> tuple[floa
     """``(I_α^S(p), max_x D_α(W_x ‖ Q_p))``: the bracket any prior certifies (nats)."""
     _, lower, upper = blahut.bracket(W[None], prior[None], model=renyi.Sibson(alpha))
     return float(lower[0]), float(upper[0])
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Best wall time of ``repeat`` calls after one warm-up call, and the last value."""
-    value = fn()
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def _ms(seconds: float) -> str:
