@@ -324,23 +324,6 @@ class _Best:
         sp = self.sp
         xp = sp.xp
         upper = sp.max(D)
-        if sp.numpy:
-            at = backend.span(idx)
-            if isinstance(at, slice):  # contiguous elements: masked copies into views
-                better = lower > self.lower[at]
-                np.copyto(self.lower[at], lower, where=better)
-                np.copyto(self.prior[at], p, where=better[:, None])
-                tighter = upper < self.upper[at]
-                np.copyto(self.upper[at], upper, where=tighter)
-                np.copyto(self.upper_prior[at], p, where=tighter[:, None])
-                return
-            better = lower > self.lower[idx]
-            self.lower[idx[better]] = lower[better]
-            self.prior[idx[better]] = p[better]
-            tighter = upper < self.upper[idx]
-            self.upper[idx[tighter]] = upper[tighter]
-            self.upper_prior[idx[tighter]] = p[tighter]
-            return
         old = self._rows(self.lower, idx)
         better = lower > old
         self.prior = sp.put(
