@@ -342,7 +342,7 @@ def _log_domain(
 
 def _shannon_centre(W: FloatArray, p: FloatArray) -> FloatArray:
     """``q = pW`` (B, ny), with the smallest double where only underflow made a reached 0."""
-    q: FloatArray = np.einsum("bx,bxy->by", p, W)
+    q: FloatArray = _ROWS.vecmat(p, W)
     if (q > 0).all():
         return q
     tiny = SMALLEST
