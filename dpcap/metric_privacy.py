@@ -47,7 +47,6 @@ from dpcap.result import ParameterError, ProblemTooLargeError
 from dpcap.solvers import divergence, pairwise, reduce
 
 __all__ = [
-    "MAX_METRIC_PAIR_WORK",
     "MAX_TRIANGLE_POINTS",
     "NORMS",
     "Metric",
@@ -63,10 +62,6 @@ IntArray = NDArray[np.int64]
 
 #: A distance on the inputs: an ``(n, n)`` array, or a callable on two row indices.
 Metric: TypeAlias = Any | Callable[[int, int], float]
-
-#: Most ``pairs × outputs`` a metric measure compares after merging identical rows (the same
-#: limit as :data:`dpcap.privacy.MAX_PAIR_WORK`); above it ``ProblemTooLargeError``.
-MAX_METRIC_PAIR_WORK = 2**29
 
 #: Largest number of inputs whose metric is checked for the triangle inequality (``n³`` work).
 MAX_TRIANGLE_POINTS = 512
@@ -203,11 +198,15 @@ class _ClassPairs:
         self.W = W[reps]
         self.L = divergence.log(self.W) if L is None else L[reps]
         self.I, self.J, self.d = I[keep].astype(np.int64), J[keep].astype(np.int64), dist[keep]
-        if len(self.I) * W.shape[1] > MAX_METRIC_PAIR_WORK:
-            raise ProblemTooLargeError(
-                f"{what} would compare {len(self.I)} pairs of distinct rows over {W.shape[1]} "
-                f"outputs ({len(self.I) * W.shape[1]} pair-outputs), above dpcap's limit of "
-                f"{MAX_METRIC_PAIR_WORK} (dpcap.metric_privacy.MAX_METRIC_PAIR_WORK)"
+        # the limit of every DP metric (dpcap.privacy imports this module: read at call time)
+        from dpcap import privacy
+
+        if len(self.I) * W.shape[1] > privacy.MAX_PAIR_WORK:
+            raise privacy.refuse_pairs(
+                what,
+                len(self.I),
+                W.shape[1],
+                "give pairs that need no comparison the distance inf, or use fewer inputs",
             )
 
 
@@ -235,7 +234,7 @@ def metric_epsilon(M: Any, /, metric: Metric, *, neighbors: Any = None) -> float
     ParameterError
         For an invalid metric, or ``neighbors`` given too.
     ProblemTooLargeError
-        Above :data:`MAX_METRIC_PAIR_WORK` pair-outputs after merging identical rows.
+        Above :data:`dpcap.privacy.MAX_PAIR_WORK` pair-outputs after merging identical rows.
 
     Notes
     -----
@@ -296,7 +295,7 @@ def metric_delta(M: Any, /, eps: float, metric: Metric, *, neighbors: Any = None
     ParameterError
         For an invalid ε or metric, or ``neighbors`` given too.
     ProblemTooLargeError
-        Above :data:`MAX_METRIC_PAIR_WORK` pair-outputs after merging identical rows.
+        Above :data:`dpcap.privacy.MAX_PAIR_WORK` pair-outputs after merging identical rows.
 
     Notes
     -----

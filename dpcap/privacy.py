@@ -133,12 +133,18 @@ def _one_entry_hamming(mech: AdditiveMechanism, relation: Any) -> bool:
     return isinstance(relation, str) and relation == "hamming" and mech.n_entries == 1
 
 
-def _refuse(what: str, pairs: int, width: int) -> ProblemTooLargeError:
+def refuse_pairs(
+    what: str,
+    pairs: int,
+    width: int,
+    advice: str = "pass fewer neighbour pairs (neighbors=) or a structured mechanism",
+) -> ProblemTooLargeError:
+    """The refusal of a DP metric above :data:`MAX_PAIR_WORK` (here and in
+    :mod:`dpcap.metric_privacy`, whose measures share the limit)."""
     return ProblemTooLargeError(
         f"{what} would compare {pairs} distinct pairs of rows over {width} outputs "
         f"({pairs * width} pair-outputs, after merging identical rows and pairs), above dpcap's "
-        f"limit of {MAX_PAIR_WORK} (dpcap.privacy.MAX_PAIR_WORK); pass fewer neighbour pairs "
-        "(neighbors=) or a structured mechanism"
+        f"limit of {MAX_PAIR_WORK} (dpcap.privacy.MAX_PAIR_WORK); {advice}"
     )
 
 
@@ -154,7 +160,7 @@ def _listed_pairs(W: FloatArray, L: FloatArray | None, I: Any, J: Any, what: str
             I, J = codes // len(reps), codes % len(reps)
             W, L = W[reps], None if L is None else L[reps]
         if len(I) * width > MAX_PAIR_WORK:
-            raise _refuse(what, len(I), width)
+            raise refuse_pairs(what, len(I), width)
     return [_Pairs(W, L, np.asarray(I, dtype=np.int64), np.asarray(J, dtype=np.int64))]
 
 
@@ -178,7 +184,7 @@ def _every_pair(W: FloatArray, L: FloatArray | None, what: str) -> Iterable[_Pai
     if found is not None:
         return found
     if pairs * width > MAX_PAIR_WORK:
-        raise _refuse(what, pairs, width)
+        raise refuse_pairs(what, pairs, width)
     return list(_triangle(W, L, n))
 
 
