@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import xlogy
 
-from dpcap import _validation as check
-from dpcap.result import ParameterError
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError
 
 __all__ = [
     "binary_entropy",

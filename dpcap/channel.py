@@ -23,24 +23,17 @@ from typing import Any, NamedTuple, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
 from dpcap import neighbors as relations
-from dpcap._log_matrix import LOG_ATOL, TINY, log_probabilities, log_product
-from dpcap._partial_sums import PartialSums, database_rows, neighbor_totals, slice_rows
-from dpcap._validation import MAX_DENSE_ELEMENTS
-from dpcap.neighbors import MAX_PAIRS, Neighbors, neighbor_pairs
-from dpcap.result import ChannelError, MechanismError
+from dpcap._core import validation as check
+from dpcap._core.log_matrix import log_probabilities, log_product
+from dpcap._core.partial_sums import PartialSums, database_rows, neighbor_totals, slice_rows
+from dpcap.errors import ChannelError, MechanismError
+from dpcap.neighbors import Neighbors, neighbor_pairs
 
 __all__ = [
-    "LOG_ATOL",
-    "MAX_DENSE_ELEMENTS",
-    "MAX_PAIRS",
-    "TINY",
     "AdditiveMechanism",
     "Channel",
     "Mechanism",
-    "Neighbors",
-    "as_mechanism",
     "neighbor_pairs",
 ]
 
@@ -354,13 +347,6 @@ class Mechanism(_Stochastic):
         stack = tensor.reshape(-1, width, self.n_outputs)
         others = tuple(self._shape[k] for k in rest)
         return Slices(stack, lambda k: tuple(int(v) for v in np.unravel_index(k, others)))
-
-    @staticmethod
-    def from_function(query: Any, noise: Any, shape: Sequence[int], /, **options: Any) -> Any:
-        """A finite-range ``query`` then ``noise``: :func:`dpcap.mechanisms.from_function`."""
-        from dpcap.function_mechanism import from_function
-
-        return from_function(query, noise, shape, **options)
 
     def entry_classes(self) -> list[list[int]]:
         """Entries whose slices are known to coincide (each entry alone for a dense matrix)."""

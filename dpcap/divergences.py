@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from scipy.special import rel_entr
 
-from dpcap import _validation as check
-from dpcap.result import ParameterError
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError
 from dpcap.solvers import divergence
 
 __all__ = [

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, rel_entr, xlogy
 
-from dpcap import _information as kernel
-from dpcap import _validation as check
+from dpcap._core import information as kernel
+from dpcap._core import validation as check
 
 __all__ = [
     "arimoto_conditional_entropy",

@@ -7,7 +7,8 @@ One hierarchy for the whole library (``docs/mathematics.rst`` §8):
 * a solver failure raises :class:`SolverError` carrying the :class:`Status`;
 * a result that did not converge is returned with its status and a :class:`ConvergenceWarning`.
 
-Everything here is re-exported by :mod:`dpcap.result` and :mod:`dpcap`.
+This module is the one place any part of dpcap imports an error from; :mod:`dpcap` re-exports
+every name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "ProblemTooLargeError",
     "SolverError",
     "Status",
+    "SweepInterrupted",
 ]
 
 
@@ -84,3 +86,19 @@ class SolverError(DpcapError, RuntimeError):
 
 class ConvergenceWarning(UserWarning):
     """A result is returned whose bracket did not close to the requested tolerance."""
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`dpcap.sweep`: ``done`` of ``total`` grid points are in ``store``.
+
+    A :class:`KeyboardInterrupt`, so code that stops on Ctrl-C still stops; calling
+    :func:`dpcap.sweep` again with the same arguments resumes from the store.
+    """
+
+    def __init__(self, done: int, total: int, store: str | None) -> None:
+        where = f"; they are in {store!r}: run the same sweep again to resume" if store else ""
+        super().__init__(f"sweep interrupted: {done} of {total} grid points done{where}")
+        self.done, self.total, self.store = done, total, store
+
+    def __reduce__(self) -> tuple[type[SweepInterrupted], tuple[int, int, str | None]]:
+        return type(self), (self.done, self.total, self.store)

@@ -13,7 +13,7 @@ What is read off the structure:
   that of the value channel ``R = (N_v)_{v ∈ V_f}``: a law ``p`` on databases and its image
   ``f_# p`` on ``V_f`` give the row ``W_X = R_{f(X)}`` the same law, and each law on ``V_f`` is
   the image of a law on databases (one database per value). This is the lemma of
-  :mod:`dpcap.structured_capacity` with the score ``S`` replaced by ``f``; its proof uses only
+  :mod:`dpcap.shannon.structured` with the score ``S`` replaced by ``f``; its proof uses only
   that ``W_x`` is a function of ``S(x)``.
 * **DP metrics.** ε, δ(ε), Rényi/KL/TV-DP are maxima over neighbouring pairs ``(x, x')`` of a
   divergence between ``N_{f(x)}`` and ``N_{f(x')}``: they are the same maxima over the set of
@@ -42,10 +42,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
 from dpcap import neighbors as relations
-from dpcap.channel import Channel, Mechanism, Neighbors, Slices
+from dpcap._core import validation as check
+from dpcap.channel import Channel, Mechanism, Slices
 from dpcap.errors import MechanismError, ProblemTooLargeError
+from dpcap.neighbors import Neighbors
 
 __all__ = ["MAX_QUERY_EVALUATIONS", "FunctionMechanism", "from_function"]
 

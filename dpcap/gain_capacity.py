@@ -26,20 +26,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _certify, _gains
-from dpcap import _validation as check
-from dpcap.result import (
-    ChannelError,
-    GainCapacityResult,
-    ParameterError,
-    ProblemTooLargeError,
-    SolverError,
-    Status,
-)
-from dpcap.solvers import rounding
+from dpcap._core import certify as _certify
+from dpcap._core import gains as _gains
+from dpcap._core import validation as check
+from dpcap.errors import ChannelError, ParameterError, ProblemTooLargeError, SolverError, Status
+from dpcap.result import GainCapacityResult
 from dpcap.solvers.status import EngineStatus
 
-__all__ = ["MAX_BINARIES", "g_capacity", "risk_capacity"]
+__all__ = [
+    "g_capacity",
+    "risk_capacity",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -49,8 +46,8 @@ IntArray = NDArray[np.int64]
 MAX_BINARIES = 10_000
 
 _KINDS = ("multiplicative", "additive")
-_U = rounding.U
-_gamma = rounding.gamma
+_U = _certify.U
+_gamma = _certify.gamma
 
 
 def _row_slack(W: FloatArray) -> float:

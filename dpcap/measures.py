@@ -18,12 +18,11 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, rel_entr, xlogy
 
-from dpcap import _gains
-from dpcap import _information as kernel
-from dpcap import _validation as check
+from dpcap._core import gains as _gains
+from dpcap._core import information as kernel
+from dpcap._core import validation as check
 from dpcap.channel import as_mechanism
 from dpcap.divergences import (
-    F_DIVERGENCES,
     bhattacharyya_coefficient,
     bhattacharyya_distance,
     chi2_divergence,
@@ -38,12 +37,11 @@ from dpcap.entropies import (
     renyi_entropy,
     tsallis_entropy,
 )
-from dpcap.result import ParameterError, SolverError, Status
+from dpcap.errors import ParameterError, SolverError, Status
 from dpcap.solvers import divergence
 from dpcap.solvers import renyi as renyi_engine
 
 __all__ = [
-    "F_DIVERGENCES",
     "arimoto_conditional_entropy",
     "arimoto_mi",
     "augustin_mi",

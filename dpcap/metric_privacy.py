@@ -41,15 +41,13 @@ from typing import Any, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
+from dpcap import neighbors as relations
+from dpcap._core import validation as check
 from dpcap.channel import as_mechanism
-from dpcap.result import ParameterError, ProblemTooLargeError
+from dpcap.errors import ParameterError, ProblemTooLargeError
 from dpcap.solvers import divergence, pairwise, reduce
 
 __all__ = [
-    "MAX_TRIANGLE_POINTS",
-    "NORMS",
-    "Metric",
     "grid_metric",
     "grid_points",
     "metric_delta",
@@ -66,8 +64,6 @@ Metric: TypeAlias = Any | Callable[[int, int], float]
 #: Largest number of inputs whose metric is checked for the triangle inequality (``n³`` work).
 MAX_TRIANGLE_POINTS = 512
 
-#: The norms of :func:`grid_metric` (and of :func:`dpcap.mechanisms.planar_geometric`).
-NORMS = ("euclidean", "manhattan")
 
 #: Most pairs a callable metric is evaluated on.
 MAX_CALLABLE_PAIRS = 2**21
@@ -198,11 +194,8 @@ class _ClassPairs:
         self.W = W[reps]
         self.L = divergence.log(self.W) if L is None else L[reps]
         self.I, self.J, self.d = I[keep].astype(np.int64), J[keep].astype(np.int64), dist[keep]
-        # the limit of every DP metric (dpcap.privacy imports this module: read at call time)
-        from dpcap import privacy
-
-        if len(self.I) * W.shape[1] > privacy.MAX_PAIR_WORK:
-            raise privacy.refuse_pairs(
+        if len(self.I) * W.shape[1] > relations.MAX_PAIR_WORK:  # every DP metric's limit
+            raise relations.refuse_pairs(
                 what,
                 len(self.I),
                 W.shape[1],
@@ -234,7 +227,7 @@ def metric_epsilon(M: Any, /, metric: Metric, *, neighbors: Any = None) -> float
     ParameterError
         For an invalid metric, or ``neighbors`` given too.
     ProblemTooLargeError
-        Above :data:`dpcap.privacy.MAX_PAIR_WORK` pair-outputs after merging identical rows.
+        Above :data:`dpcap.neighbors.MAX_PAIR_WORK` pair-outputs after merging identical rows.
 
     Notes
     -----
@@ -245,7 +238,7 @@ def metric_epsilon(M: Any, /, metric: Metric, *, neighbors: Any = None) -> float
     (entries that underflowed), exactly as :func:`dpcap.dp_epsilon` takes them; the value
     returned is within ``(16u·max|log W| + u·r)/d + u·ε`` of the exact level of the stored
     matrix (``u = 2⁻⁵³``, ``r`` the largest log-ratio, ``d`` the distance of the pair that
-    attains the max), which :mod:`dpcap.optimal_mechanism` adds when it certifies a level.
+    attains the max), which :mod:`dpcap.tradeoffs.mechanism_design` adds when it certifies a level.
 
     References
     ----------
@@ -295,7 +288,7 @@ def metric_delta(M: Any, /, eps: float, metric: Metric, *, neighbors: Any = None
     ParameterError
         For an invalid ε or metric, or ``neighbors`` given too.
     ProblemTooLargeError
-        Above :data:`dpcap.privacy.MAX_PAIR_WORK` pair-outputs after merging identical rows.
+        Above :data:`dpcap.neighbors.MAX_PAIR_WORK` pair-outputs after merging identical rows.
 
     Notes
     -----
@@ -377,7 +370,7 @@ def grid_metric(grid: Any, *, step: float = 1.0, norm: str = "euclidean") -> Flo
     """
     rows, cols = check.grid_shape(grid, "the metric of the grid")
     size = check.nonnegative_scalar(step, "step", allow_inf=False, positive=True)
-    kind = check.choice(norm, NORMS, "norm")
+    kind = check.choice(norm, check.NORMS, "norm")
     i, j = np.divmod(np.arange(rows * cols), cols)
     di, dj = np.abs(np.subtract.outer(i, i)), np.abs(np.subtract.outer(j, j))
     lattice = np.hypot(di, dj) if kind == "euclidean" else (di + dj).astype(np.float64)

@@ -30,12 +30,16 @@ from typing import Any, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
-from dpcap.result import NeighborError, ProblemTooLargeError
+from dpcap._core import validation as check
+from dpcap.errors import NeighborError, ProblemTooLargeError
 
 __all__ = ["MAX_PAIRS", "NEIGHBOR_NAMES", "Neighbors", "lift", "neighbor_pairs", "within"]
 
 IntArray: TypeAlias = NDArray[np.int64]
+
+#: Most work a DP metric does, in ``pairs × outputs`` compared after merging identical rows and
+#: pairs (about 10–40 s of numpy at 20–70 ns per element); above it ``ProblemTooLargeError``.
+MAX_PAIR_WORK = 2**29
 
 #: Largest number of (unordered) neighbour pairs enumerated for one mechanism.
 MAX_PAIRS = 2**24
@@ -285,3 +289,18 @@ def _predicate_pairs(
                 I.append(i)
                 J.append(j)
     return np.asarray(I, dtype=np.int64), np.asarray(J, dtype=np.int64)
+
+
+def refuse_pairs(
+    what: str,
+    pairs: int,
+    width: int,
+    advice: str = "pass fewer neighbour pairs (neighbors=) or a structured mechanism",
+) -> ProblemTooLargeError:
+    """The refusal of a DP metric above :data:`MAX_PAIR_WORK` (the DP metrics of
+    :mod:`dpcap.privacy` and the measures of :mod:`dpcap.metric_privacy` share the limit)."""
+    return ProblemTooLargeError(
+        f"{what} would compare {pairs} distinct pairs of rows over {width} outputs "
+        f"({pairs * width} pair-outputs, after merging identical rows and pairs), above dpcap's "
+        f"limit of {MAX_PAIR_WORK} (dpcap.neighbors.MAX_PAIR_WORK); {advice}"
+    )

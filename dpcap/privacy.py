@@ -31,9 +31,9 @@ are compared. Under all pairs (``"all"``, or ``"hamming"`` on one entry) ε is
 compare their two extreme rows (every metric here is jointly quasi-convex in the pair), and a
 matrix whose rows are a common value with a few exceptions (randomised response) is compared
 through one pair per *kind* of row: two rows whose exceptions fall in different columns give
-the same value for every pair of their kinds. What stays is at most :data:`MAX_PAIR_WORK`
-``pairs × outputs``; above it a metric raises :class:`~dpcap.ProblemTooLargeError` at once
-instead of running for minutes.
+the same value for every pair of their kinds. What stays is at most
+:data:`~dpcap.neighbors.MAX_PAIR_WORK` ``pairs × outputs``; above it a metric raises
+:class:`~dpcap.ProblemTooLargeError` at once instead of running for minutes.
 """
 
 from __future__ import annotations
@@ -46,16 +46,16 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
 from dpcap import metric_privacy
+from dpcap import neighbors as relations
+from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism, Mechanism, as_mechanism
+from dpcap.errors import ParameterError
 from dpcap.function_mechanism import FunctionMechanism
 from dpcap.neighbors import Neighbors, neighbor_pairs
-from dpcap.result import ParameterError, ProblemTooLargeError
 from dpcap.solvers import pairwise, reduce
 
 __all__ = [
-    "MAX_PAIR_WORK",
     "dp_delta",
     "dp_delta_curve",
     "dp_epsilon",
@@ -67,10 +67,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-#: Most work a DP metric does, in ``pairs × outputs`` compared after merging identical rows and
-#: pairs (about 10–40 s of numpy at 20–70 ns per element); above it ``ProblemTooLargeError``.
-MAX_PAIR_WORK = 2**29
 
 #: Below this much work the pairs are compared as they come, without looking for structure.
 PLAIN_WORK = 2**22
@@ -133,21 +129,6 @@ def _one_entry_hamming(mech: AdditiveMechanism, relation: Any) -> bool:
     return isinstance(relation, str) and relation == "hamming" and mech.n_entries == 1
 
 
-def refuse_pairs(
-    what: str,
-    pairs: int,
-    width: int,
-    advice: str = "pass fewer neighbour pairs (neighbors=) or a structured mechanism",
-) -> ProblemTooLargeError:
-    """The refusal of a DP metric above :data:`MAX_PAIR_WORK` (here and in
-    :mod:`dpcap.metric_privacy`, whose measures share the limit)."""
-    return ProblemTooLargeError(
-        f"{what} would compare {pairs} distinct pairs of rows over {width} outputs "
-        f"({pairs * width} pair-outputs, after merging identical rows and pairs), above dpcap's "
-        f"limit of {MAX_PAIR_WORK} (dpcap.privacy.MAX_PAIR_WORK); {advice}"
-    )
-
-
 def _listed_pairs(W: FloatArray, L: FloatArray | None, I: Any, J: Any, what: str) -> list[_Pairs]:
     """The pairs ``(I, J)`` of rows of ``W``, identical rows and pairs merged above PLAIN_WORK."""
     width = W.shape[1]
@@ -159,8 +140,8 @@ def _listed_pairs(W: FloatArray, L: FloatArray | None, I: Any, J: Any, what: str
             codes = np.unique(np.minimum(I, J)[keep] * len(reps) + np.maximum(I, J)[keep])
             I, J = codes // len(reps), codes % len(reps)
             W, L = W[reps], None if L is None else L[reps]
-        if len(I) * width > MAX_PAIR_WORK:
-            raise refuse_pairs(what, len(I), width)
+        if len(I) * width > relations.MAX_PAIR_WORK:
+            raise relations.refuse_pairs(what, len(I), width)
     return [_Pairs(W, L, np.asarray(I, dtype=np.int64), np.asarray(J, dtype=np.int64))]
 
 
@@ -183,8 +164,8 @@ def _every_pair(W: FloatArray, L: FloatArray | None, what: str) -> Iterable[_Pai
     found = _background_pairs(W, L)
     if found is not None:
         return found
-    if pairs * width > MAX_PAIR_WORK:
-        raise refuse_pairs(what, pairs, width)
+    if pairs * width > relations.MAX_PAIR_WORK:
+        raise relations.refuse_pairs(what, pairs, width)
     return list(_triangle(W, L, n))
 
 
@@ -228,8 +209,9 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None, metric: Any = N
     Raises
     ------
     ProblemTooLargeError
-        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
-        and pairs are merged and the structure of all pairs is used (module docstring).
+        If more than :data:`~dpcap.neighbors.MAX_PAIR_WORK` pair-outputs remain to compare once
+        identical rows and pairs are merged and the structure of all pairs is used (module
+        docstring).
 
     Examples
     --------
@@ -314,8 +296,9 @@ def dp_delta(
     ParameterError
         If ε is negative, NaN or not a single number (a grid goes to :func:`dp_delta_curve`).
     ProblemTooLargeError
-        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
-        and pairs are merged and the structure of all pairs is used (module docstring).
+        If more than :data:`~dpcap.neighbors.MAX_PAIR_WORK` pair-outputs remain to compare once
+        identical rows and pairs are merged and the structure of all pairs is used (module
+        docstring).
 
     Examples
     --------
@@ -363,8 +346,9 @@ def dp_delta_curve(
     ParameterError
         If an ε is negative or NaN.
     ProblemTooLargeError
-        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
-        and pairs are merged and the structure of all pairs is used (module docstring).
+        If more than :data:`~dpcap.neighbors.MAX_PAIR_WORK` pair-outputs remain to compare once
+        identical rows and pairs are merged and the structure of all pairs is used (module
+        docstring).
 
     Examples
     --------
@@ -400,8 +384,9 @@ def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") 
     Raises
     ------
     ProblemTooLargeError
-        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
-        and pairs are merged and the structure of all pairs is used (module docstring).
+        If more than :data:`~dpcap.neighbors.MAX_PAIR_WORK` pair-outputs remain to compare once
+        identical rows and pairs are merged and the structure of all pairs is used (module
+        docstring).
 
     Examples
     --------
@@ -431,8 +416,9 @@ def renyi_dp(
     Raises
     ------
     ProblemTooLargeError
-        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
-        and pairs are merged and the structure of all pairs is used (module docstring).
+        If more than :data:`~dpcap.neighbors.MAX_PAIR_WORK` pair-outputs remain to compare once
+        identical rows and pairs are merged and the structure of all pairs is used (module
+        docstring).
     """
     a = check.order(alpha)
     divisor = check.unit_divisor(unit)
@@ -457,8 +443,9 @@ def tv_dp(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
     Raises
     ------
     ProblemTooLargeError
-        If more than :data:`MAX_PAIR_WORK` pair-outputs remain to compare once identical rows
-        and pairs are merged and the structure of all pairs is used (module docstring).
+        If more than :data:`~dpcap.neighbors.MAX_PAIR_WORK` pair-outputs remain to compare once
+        identical rows and pairs are merged and the structure of all pairs is used (module
+        docstring).
     """
     blocks = _setup(M, neighbors, "tv_dp")
     return max((pairwise.max_tv(b.W, b.I, b.J)[0] for b in blocks), default=0.0)
@@ -528,7 +515,7 @@ def _background_pairs(W: FloatArray, L: FloatArray | None) -> Iterable[_Pairs] |
     if 4 * width > m:
         return None
     per_col = np.bincount(c, minlength=m)
-    if int(np.sum(per_col * (per_col - 1) // 2)) * m > MAX_PAIR_WORK:
+    if int(np.sum(per_col * (per_col - 1) // 2)) * m > relations.MAX_PAIR_WORK:
         return None
     overlap = _overlapping_pairs(r, c, n, per_col)
     # the kind of a row: its background, its number of deviations and their sorted values
@@ -544,7 +531,9 @@ def _background_pairs(W: FloatArray, L: FloatArray | None) -> Iterable[_Pairs] |
     reps, kind = reduce.distinct_rows(signature)
     T = len(reps)
     span = 2 * width + 1
-    if (T * (T + 1) // 2) * span + len(overlap) * m >= min(MAX_PAIR_WORK + 1, n * (n - 1) // 2 * m):
+    if (T * (T + 1) // 2) * span + len(overlap) * m >= min(
+        relations.MAX_PAIR_WORK + 1, n * (n - 1) // 2 * m
+    ):
         return None
     kinds = _Kinds(
         size=np.bincount(kind, minlength=T),

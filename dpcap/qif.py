@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _gains
-from dpcap import _validation as check
-from dpcap.result import ParameterError
+from dpcap._core import gains as _gains
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError
 
 __all__ = [
     "bayes_leakage",

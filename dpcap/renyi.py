@@ -19,14 +19,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _certify
-from dpcap import _validation as check
-from dpcap import structured_capacity as structured
-from dpcap.capacity import capacity
+from dpcap._core import certify as _certify
+from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism
+from dpcap.errors import ParameterError, SolverError, Status
 from dpcap.function_mechanism import FunctionMechanism
 from dpcap.measures import mutual_information, renyi_mi
-from dpcap.result import CapacityResult, ParameterError, RenyiProfile, SolverError, Status
+from dpcap.result import CapacityResult, RenyiProfile
+from dpcap.shannon import structured as structured
+from dpcap.shannon.shannon_capacity import capacity
 from dpcap.solvers import blahut, pairwise, reduce, renyi, renyi_zero
 from dpcap.solvers.status import CONIC_SOLVERS, RENYI_SOLVERS
 
@@ -167,7 +168,7 @@ def renyi_capacity(
         of its reachable totals, without enumerating its databases: each kind's supremum over
         databases equals its supremum over totals, and the attaining law is placed on one
         database per total
-        (:mod:`dpcap.structured_capacity`).
+        (:mod:`dpcap.shannon.structured`).
     alpha : float in [0, ∞]
         α = 1 is Shannon capacity; α = ∞ the maximal leakage ``log Σ_y max_x W_xy``; α = 0
         ``−log min_p max_y P_X(supp W_{·y})``. Orders near 1 are evaluated stably.
@@ -201,7 +202,7 @@ def renyi_capacity(
         ``value = upper``; ``prior`` is the optimal prior of the requested ``kind``. For
         0 < α < ∞ the upper end never exceeds ``C_∞ = log Σ_y max_x W_xy ≤ log min(|X|, |Y|)``
         (rounded up), a bound of its own since ``C_α`` is non-decreasing in α. For an additive
-        mechanism, a :class:`~dpcap.structured_capacity.StructuredCapacityResult` (the result
+        mechanism, a :class:`~dpcap.shannon.structured.StructuredCapacityResult` (the result
         of the reduced channel, its prior lifted to the databases).
 
     Examples

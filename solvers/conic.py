@@ -173,7 +173,7 @@ def capacity_conic(
     >>> import numpy as np
     >>> W = np.array([[0.9, 0.1], [0.1, 0.9]])
     >>> sol = capacity_conic(W)
-    >>> sol.status, round(sol.objective, 6), np.round(sol.prior, 6).tolist()
+    >>> sol.status.value, round(sol.objective, 6), np.round(sol.prior, 3).tolist()
     ('optimal', 0.368064, [0.5, 0.5])
     """
     name = _check_solver(solver, SOLVERS)
@@ -312,7 +312,7 @@ def renyi_capacity_conic(
     >>> import numpy as np
     >>> W = np.array([[0.9, 0.1], [0.1, 0.9]])
     >>> sol = renyi_capacity_conic(W, 2.0)
-    >>> sol.status, round(sol.objective, 8), round(float(np.log(1.64)), 8)
+    >>> sol.status.value, round(sol.objective, 8), round(float(np.log(1.64)), 8)
     ('optimal', 0.49469624, 0.49469624)
     >>> np.round(sol.prior, 3).tolist()
     [0.5, 0.5]

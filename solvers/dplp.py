@@ -9,7 +9,7 @@ For a cost ``c[x, y] = p_x·ℓ(x, y)`` (prior times loss) and the neighbour pai
 This module builds the problem once (the sparse pattern of the ratio constraints, or a cvxpy
 problem in which ``t = e^ε`` is a :class:`cvxpy.Parameter`) and re-solves it for any
 ``0 < ε < ∞`` (:class:`MechanismLP`). It returns the solver's raw mechanism, its multipliers and
-an :class:`~dpcap.solvers.status.EngineStatus`; the query layer (``dpcap._mechanism_lp``)
+an :class:`~dpcap.solvers.status.EngineStatus`; the query layer (``dpcap.tradeoffs._mechanism_lp``)
 certifies both with the array routines here:
 
 * :func:`lagrangian_bound` — a rigorous lower bound on the optimum from *any* multipliers

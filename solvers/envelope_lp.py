@@ -23,7 +23,7 @@ alphabets :func:`local_solve` generates candidates by multi-start local ascent o
 (no certificate). The maths is in ``docs/mathematics.rst`` §7.
 
 Everything here takes validated ``float64`` arrays and returns raw arrays and an
-:class:`~dpcap.solvers.status.EngineStatus`; the query layer (``dpcap.funnel``) builds
+:class:`~dpcap.solvers.status.EngineStatus`; the query layer (``dpcap.tradeoffs.funnel``) builds
 mechanisms, recomputes every information value from them and recomputes the certificates.
 """
 

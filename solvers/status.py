@@ -4,7 +4,7 @@ Every engine in ``dpcap.solvers`` reports how it stopped as an :class:`EngineSta
 native codes of the backends it drives (cvxpy's status strings, ``scipy.optimize.linprog``'s
 integers) are mapped here and nowhere else, in the manner of cvxpy's own backends. The query
 layer turns an engine status into the user-facing ``dpcap.Status`` in one place
-(``dpcap._certify``); an engine status is never a certificate: the query layer recomputes the
+(``dpcap._core.certify``); an engine status is never a certificate: the query layer recomputes the
 bracket from the returned objects whatever the engine said.
 
 The names of the external solvers each engine can drive live here too, in preference order;

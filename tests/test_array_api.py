@@ -33,7 +33,8 @@ import pytest
 from numpy.typing import NDArray
 
 import dpcap
-from dpcap import ChannelError, Status, _certify
+from dpcap import ChannelError, Status
+from dpcap._core import certify as _certify
 from dpcap.solvers import blahut, kkt_newton, renyi
 
 xp = pytest.importorskip("array_api_strict")

@@ -1,4 +1,4 @@
-"""Inverse queries (:func:`dpcap.calibrate.calibrate`).
+"""Inverse queries (:func:`dpcap.study.calibration.calibrate`).
 
 Theorems and closed forms checked (``h`` the binary entropy in nats):
 
@@ -40,13 +40,13 @@ from scipy.optimize import brentq
 
 import dpcap
 from dpcap import ConvergenceWarning, ParameterError, Status
-from dpcap.calibrate import CalibrationResult, calibrate
 from dpcap.mechanisms import (
     binary_symmetric,
     counting_query,
     randomized_response,
     truncated_geometric,
 )
+from dpcap.study.calibration import CalibrationResult, calibrate
 
 LN2 = math.log(2.0)
 #: Rounding allowance of a closed form and of brentq's root (relative).
@@ -338,7 +338,7 @@ class TestStraddling:
         assert dpcap.capacity(self.family(r.infeasible)).upper > 0.3
 
     def test_undecided_end_is_inaccurate(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        module = importlib.import_module("dpcap.calibrate")
+        module = importlib.import_module("dpcap.study.calibration")
         monkeypatch.setattr(module, "MIN_RETRY_TOL", 1.0)  # no re-evaluation
         with pytest.warns(ConvergenceWarning, match="straddles the target"):
             r = calibrate(

@@ -111,7 +111,7 @@ class TestEqualsTheLoop:
 
     def test_screened_reductions_are_reduce_channel(self) -> None:
         """Small channels skip ``reduce_channel`` only when it would return them unchanged."""
-        from dpcap.capacity import _reductions
+        from dpcap.shannon.shannon_capacity import _reductions
         from dpcap.solvers.reduce import reduce_channel
 
         rng = np.random.default_rng(8)

@@ -10,8 +10,8 @@ import pytest
 
 import dpcap
 from dpcap import Channel, ChannelError, Mechanism, MechanismError, NeighborError
-from dpcap import _validation as check
 from dpcap import neighbors as relations
+from dpcap._core import validation as check
 from dpcap.channel import as_mechanism, neighbor_pairs
 
 

@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcap import _cli_sweep, cli
-from dpcap._cli_sweep import SpecError, command_line, load_spec, parse_spec
+from dpcap import cli
+from dpcap.cli import _sweep as _cli_sweep
+from dpcap.cli._sweep import SpecError, command_line, load_spec, parse_spec
 from dpcap.errors import DpcapError
 
 ROOT = Path(__file__).resolve().parents[1]

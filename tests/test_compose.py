@@ -1,4 +1,4 @@
-"""Composition of independent releases (:func:`dpcap.compose.compose`) and its bounds.
+"""Composition of independent releases (:func:`dpcap.product_channel.compose`) and its bounds.
 
 Theorems and closed forms checked:
 
@@ -48,15 +48,15 @@ from hypothesis import strategies as st
 import dpcap
 from dpcap import bounds, testing
 from dpcap.channel import AdditiveMechanism, Mechanism
-from dpcap.compose import compose
-from dpcap.mechanisms import counting_query, per_entry, randomized_response, truncated_geometric
-from dpcap.result import (
+from dpcap.errors import (
     ChannelError,
     MechanismError,
     NeighborError,
     ParameterError,
     ProblemTooLargeError,
 )
+from dpcap.mechanisms import counting_query, per_entry, randomized_response, truncated_geometric
+from dpcap.product_channel import compose
 
 TOL = 1e-9
 LN2 = math.log(2.0)

@@ -14,7 +14,7 @@ Theorems checked (each mechanism is compared with its dense matrix, built here w
 * ``bounded_sum``: equals the enumerated sum; with truncated geometric noise ``ε = max_i Δ_i ε₀``;
 * ``from_function``: the value table, the value pairs of Hamming neighbours and the value
   channel agree with enumeration; the value channel has the mechanism's capacity and DP
-  metrics (the lemma of :mod:`dpcap.structured_capacity` with the score replaced by the query);
+  metrics (the lemma of :mod:`dpcap.shannon.structured` with the score replaced by the query);
   MI-DP from the value patterns equals the dense MI-DP; closed forms for parity (a BSC:
   ``C = MI-DP = log 2 − h(q)``, ``ε = ε₀``) and the maximum of bits (``log 2``, ``ε = ∞``);
 * error messages (pytest.raises with match) and the evaluation guard.
@@ -357,7 +357,7 @@ def test_mechanism_from_function_is_the_same_constructor() -> None:
     def parity(x: tuple[int, ...]) -> int:
         return sum(x) % 2
 
-    A = Mechanism.from_function(parity, randomized_response(2, 0.7), (2, 3))
+    A = from_function(parity, randomized_response(2, 0.7), (2, 3))
     B = from_function(parity, randomized_response(2, 0.7), (2, 3))
     assert isinstance(A, fm.FunctionMechanism)
     assert A == B

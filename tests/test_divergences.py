@@ -27,10 +27,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcap import ParameterError, PriorError, measures
+from dpcap import ParameterError, PriorError, divergences, measures
 from dpcap.testing import channels, distributions
 
-NAMES = tuple(measures.F_DIVERGENCES)
+NAMES = tuple(divergences.F_DIVERGENCES)
 
 
 def _xlogx(t: float) -> float:

@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from dpcap import _certify
-from dpcap.result import ConvergenceWarning, Status
+from dpcap._core import certify as _certify
+from dpcap.errors import ConvergenceWarning, Status
 from dpcap.solvers import mixing
 from dpcap.solvers.status import (
     EngineStatus,

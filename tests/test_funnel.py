@@ -42,29 +42,22 @@ from numpy.typing import NDArray
 from scipy.special import rel_entr, xlogy
 
 import dpcap
-from dpcap._funnel_points import repair
-from dpcap._markov import joint_problem
 from dpcap.bounds import binary_entropy, binary_entropy_inverse
-from dpcap.funnel import (
+from dpcap.errors import ConvergenceWarning, ParameterError, PriorError, Status
+from dpcap.result import DistortionResult, FunnelCurve, FunnelResult
+from dpcap.solvers import envelope_lp, envelope_mesh
+from dpcap.solvers.status import EngineStatus
+from dpcap.testing import distributions
+from dpcap.tradeoffs._funnel_points import repair
+from dpcap.tradeoffs._markov import joint_problem
+from dpcap.tradeoffs.funnel import (
     information_bottleneck,
     information_bottleneck_curve,
     privacy_funnel,
     privacy_funnel_curve,
 )
-from dpcap.inference_privacy import inference_privacy
-from dpcap.perfect_privacy import perfect_privacy
-from dpcap.result import (
-    ConvergenceWarning,
-    DistortionResult,
-    FunnelCurve,
-    FunnelResult,
-    ParameterError,
-    PriorError,
-    Status,
-)
-from dpcap.solvers import envelope_lp, envelope_mesh
-from dpcap.solvers.status import EngineStatus
-from dpcap.testing import distributions
+from dpcap.tradeoffs.inference import inference_privacy
+from dpcap.tradeoffs.zero_leakage import perfect_privacy
 
 FloatArray = NDArray[np.float64]
 
@@ -748,7 +741,8 @@ def test_repair_least_mixing_weight(kind: str, fraction: float) -> None:
 
 def test_modules_import_no_heavy_dependencies() -> None:
     code = (
-        "import sys, dpcap.funnel, dpcap.perfect_privacy, dpcap.inference_privacy, "
+        "import sys, dpcap.tradeoffs.funnel, dpcap.tradeoffs.zero_leakage, "
+        "dpcap.tradeoffs.inference, "
         "dpcap.solvers.envelope_lp, dpcap.solvers.vertices, dpcap.solvers.inference; "
         "heavy = {'cvxpy', 'matplotlib'} & set(sys.modules); "
         "assert not heavy, heavy"

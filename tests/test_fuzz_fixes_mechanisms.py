@@ -14,7 +14,7 @@ from scipy.optimize import linprog
 
 import dpcap
 from dpcap import mechanisms as mech
-from dpcap.result import Status
+from dpcap.errors import Status
 
 mpmath.mp.dps = 40
 

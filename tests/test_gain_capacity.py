@@ -34,16 +34,16 @@ from hypothesis import strategies as st
 
 import dpcap
 from dpcap import qif
-from dpcap.gain_capacity import MAX_BINARIES, g_capacity, risk_capacity
-from dpcap.mechanisms import randomized_response
-from dpcap.result import (
+from dpcap.errors import (
     ChannelError,
     ConvergenceWarning,
-    GainCapacityResult,
     ParameterError,
     ProblemTooLargeError,
     Status,
 )
+from dpcap.gain_capacity import MAX_BINARIES, g_capacity, risk_capacity
+from dpcap.mechanisms import randomized_response
+from dpcap.result import GainCapacityResult
 from dpcap.testing import channels, distributions
 
 C1 = np.array([[0.8, 0.2], [0.3, 0.7]])

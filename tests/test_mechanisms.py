@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 
 from dpcap import mechanisms as mech
 from dpcap.channel import Channel, Mechanism
-from dpcap.result import ChannelError, ParameterError, ProblemTooLargeError
+from dpcap.errors import ChannelError, ParameterError, ProblemTooLargeError
 
 # --------------------------------------------------------------------------- helpers
 

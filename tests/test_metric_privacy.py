@@ -31,14 +31,14 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 import dpcap
-from dpcap import privacy
+from dpcap import neighbors
+from dpcap.errors import ParameterError, ProblemTooLargeError
 from dpcap.mechanisms import randomized_response, truncated_geometric
 from dpcap.metric_privacy import grid_metric, metric_delta, metric_epsilon, metric_matrix
-from dpcap.optimal_mechanism import optimal_mechanism
 from dpcap.privacy import dp_delta, dp_epsilon
-from dpcap.result import ParameterError, ProblemTooLargeError
 from dpcap.solvers.metric_pairs import essential_pairs
 from dpcap.testing import channels
+from dpcap.tradeoffs.mechanism_design import optimal_mechanism
 
 FloatArray = NDArray[np.float64]
 
@@ -208,7 +208,7 @@ def test_triangle_inequality_and_callables() -> None:
 
 
 def test_quadratic_work_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(privacy, "MAX_PAIR_WORK", 10)
+    monkeypatch.setattr(neighbors, "MAX_PAIR_WORK", 10)
     with pytest.raises(
         ProblemTooLargeError, match=r"compare 6 distinct pairs of rows over 4 .*MAX_PAIR_WORK"
     ):

@@ -25,18 +25,12 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 import dpcap
+from dpcap.errors import ConvergenceWarning, NeighborError, ParameterError, PriorError, Status
 from dpcap.mechanisms import truncated_geometric
-from dpcap.optimal_mechanism import optimal_mechanism
-from dpcap.result import (
-    ConvergenceWarning,
-    DistortionResult,
-    NeighborError,
-    ParameterError,
-    PriorError,
-    Status,
-)
+from dpcap.result import DistortionResult
 from dpcap.solvers.dplp import MechanismLP, lagrangian_bound, lift, mixing_weight
 from dpcap.solvers.status import LP_SOLVERS, EngineStatus
+from dpcap.tradeoffs.mechanism_design import optimal_mechanism
 
 FloatArray = NDArray[np.float64]
 
@@ -488,7 +482,7 @@ def test_import_does_not_load_cvxpy() -> None:
     from pathlib import Path
 
     code = (
-        "import sys, dpcap.optimal_mechanism, dpcap.privacy_distortion; "
+        "import sys, dpcap.tradeoffs.mechanism_design, dpcap.tradeoffs.epsilon_distortion; "
         "print('cvxpy' in sys.modules)"
     )
     root = Path(__file__).resolve().parents[1]

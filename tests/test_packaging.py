@@ -44,7 +44,9 @@ def _installed_files(cwd: Path) -> list[str]:
 def test_source_checkout_maps_solvers_into_dpcap() -> None:
     dpcap_file, solvers_file, heavy = _probe(ROOT)
     assert Path(dpcap_file) == ROOT / "dpcap" / "__init__.py"
-    assert Path(solvers_file) == ROOT / "solvers" / "__init__.py"
+    # through the tracked symlink dpcap/solvers -> ../solvers: one package, as installed
+    assert Path(solvers_file) == ROOT / "dpcap" / "solvers" / "__init__.py"
+    assert Path(solvers_file).resolve() == ROOT / "solvers" / "__init__.py"
     assert heavy == "[]"
 
 
@@ -65,9 +67,21 @@ def test_wheel_has_no_top_level_solvers_package(tmp_path: Path) -> None:
     assert Path("dpcap/solvers/pairwise.py") in files
 
 
+def test_wheel_holds_every_module_of_the_source_tree(tmp_path: Path) -> None:
+    """Every wing is a package of the wheel: nothing left behind by the package list."""
+    files = {Path(f) for f in _installed_files(tmp_path) if f.endswith(".py")}
+    source = {Path("dpcap") / p.relative_to(ROOT / "dpcap") for p in (ROOT / "dpcap").rglob("*.py")}
+    source |= {
+        Path("dpcap/solvers") / p.relative_to(ROOT / "solvers")
+        for p in (ROOT / "solvers").rglob("*.py")
+    }
+    assert source - files == set()
+
+
 def test_import_dpcap_does_not_import_heavy_modules() -> None:
     code = (
-        "import sys, dpcap, dpcap.mechanisms, dpcap.bounds, dpcap.sweep, dpcap.plots; "
+        "import sys, dpcap, dpcap.mechanisms, dpcap.bounds, dpcap.study.sweeps, "
+        "dpcap.study.catalogue, dpcap.study.calibration, dpcap.plots, dpcap.cli; "
         "heavy = ('cvxpy', 'pandas', 'matplotlib', 'dask', 'pyarrow', 'tqdm', 'hypothesis'); "
         "bad = [m for m in heavy if m in sys.modules]; print(bad)"
     )

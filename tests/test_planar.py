@@ -24,9 +24,9 @@ import pytest
 from numpy.typing import NDArray
 from scipy import integrate
 
+from dpcap.errors import ParameterError, ProblemTooLargeError
 from dpcap.mechanisms import planar_geometric, planar_laplace
 from dpcap.metric_privacy import grid_metric, grid_points, metric_epsilon
-from dpcap.result import ParameterError, ProblemTooLargeError
 
 FloatArray = NDArray[np.float64]
 

@@ -43,6 +43,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 import dpcap
+from dpcap.errors import ParameterError, Status
 from dpcap.plots import (
     DEFAULT_ALPHAS,
     TANGENTS,
@@ -51,7 +52,7 @@ from dpcap.plots import (
     plot_rate_distortion,
     plot_renyi_profile,
 )
-from dpcap.result import CurveResult, DistortionResult, ParameterError, RenyiProfile, Status
+from dpcap.result import CurveResult, DistortionResult, RenyiProfile
 
 FloatArray = NDArray[np.float64]
 

@@ -36,9 +36,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 import dpcap
+from dpcap.errors import ParameterError, Status
 from dpcap.mechanisms import randomized_response
 from dpcap.plots import plot_leakage
-from dpcap.result import CapacityResult, ParameterError, Status
+from dpcap.result import CapacityResult
 
 FloatArray = NDArray[np.float64]
 LN2 = math.log(2.0)

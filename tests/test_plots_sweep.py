@@ -35,8 +35,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from dpcap.errors import ParameterError
 from dpcap.plots import plot_sweep
-from dpcap.result import ParameterError
 
 LN2 = math.log(2.0)
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,9 +15,10 @@ import pytest
 from numpy.typing import NDArray
 
 import dpcap
-from dpcap.optimal_mechanism import optimal_mechanism
-from dpcap.privacy_distortion import privacy_distortion, privacy_distortion_curve
-from dpcap.result import CurveResult, DistortionResult, ParameterError, Status
+from dpcap.errors import ParameterError, Status
+from dpcap.result import CurveResult, DistortionResult
+from dpcap.tradeoffs.epsilon_distortion import privacy_distortion, privacy_distortion_curve
+from dpcap.tradeoffs.mechanism_design import optimal_mechanism
 
 FloatArray = NDArray[np.float64]
 

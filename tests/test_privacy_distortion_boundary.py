@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 
 import dpcap
-from dpcap.privacy_distortion import privacy_distortion, privacy_distortion_curve
-from dpcap.result import ConvergenceWarning, Status
+from dpcap.errors import ConvergenceWarning, Status
+from dpcap.tradeoffs.epsilon_distortion import privacy_distortion, privacy_distortion_curve
 
 FloatArray = NDArray[np.float64]
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import dpcap
 from dpcap import qif
-from dpcap.result import ChannelError, ParameterError, PriorError
+from dpcap.errors import ChannelError, ParameterError, PriorError
 from dpcap.testing import channels, distributions
 
 C1 = np.array([[0.8, 0.2], [0.3, 0.7]])

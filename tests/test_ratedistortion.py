@@ -28,21 +28,16 @@ from numpy.typing import NDArray
 from scipy.special import xlogy
 
 import dpcap
-from dpcap.ratedistortion import (
+from dpcap.errors import ParameterError, PriorError, Status
+from dpcap.result import CurveResult, DistortionResult
+from dpcap.solvers import ratedistortion as engine
+from dpcap.testing import distributions
+from dpcap.tradeoffs.risk_distortion import (
     mi_privacy_distortion,
     mi_privacy_distortion_curve,
     rate_distortion,
     rate_distortion_curve,
 )
-from dpcap.result import (
-    CurveResult,
-    DistortionResult,
-    ParameterError,
-    PriorError,
-    Status,
-)
-from dpcap.solvers import ratedistortion as engine
-from dpcap.testing import distributions
 
 FloatArray = NDArray[np.float64]
 
@@ -503,6 +498,9 @@ def test_import_does_not_load_matplotlib() -> None:
     import subprocess
     import sys
 
-    code = "import sys, dpcap.ratedistortion, dpcap.plots; print('matplotlib' in sys.modules)"
+    code = (
+        "import sys, dpcap.tradeoffs.risk_distortion, dpcap.plots; "
+        "print('matplotlib' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcap
-from dpcap import _certify
+from dpcap._core import certify as _certify
 from dpcap.mechanisms import randomized_response
 from dpcap.solvers import blahut, renyi, rounding
 

@@ -1,4 +1,4 @@
-"""Capacities of additive mechanisms from their reachable totals (:mod:`dpcap.structured_capacity`).
+"""Capacities of additive mechanisms from their reachable totals (:mod:`dpcap.shannon.structured`).
 
 Theorems checked (an additive mechanism releases ``Y ~ N[S(X^n)]``, ``S = Σ_i s_i(X_i)``; ``R``
 is the noise restricted to the reachable totals):
@@ -44,7 +44,7 @@ import dpcap
 from dpcap import CapacityResult, ProblemTooLargeError, Status, StructuredCapacityResult
 from dpcap.channel import AdditiveMechanism
 from dpcap.mechanisms import counting_query, randomized_response, truncated_geometric
-from dpcap.midp import correlated_leakage
+from dpcap.mi_dp import correlated_leakage
 from dpcap.privacy import max_leakage
 from dpcap.renyi import renyi_capacity
 

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
 from dpcap import neighbors as relations
-from dpcap.channel import TINY, AdditiveMechanism, Channel, Mechanism
-from dpcap.result import ChannelError, ParameterError, ProblemTooLargeError
+from dpcap._core import validation as check
+from dpcap._core.log_matrix import TINY
+from dpcap.channel import AdditiveMechanism, Channel, Mechanism
+from dpcap.errors import ChannelError, ParameterError, ProblemTooLargeError
 
 __all__ = ["counting_query", "one_time_pad", "per_entry", "revealing"]
 

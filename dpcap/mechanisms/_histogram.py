@@ -3,7 +3,7 @@
 Both are :class:`~dpcap.channel.AdditiveMechanism` objects (a sum of per-entry integer scores,
 then a noise channel), so :func:`dpcap.capacity`, :func:`dpcap.midp`, :func:`dpcap.dp_epsilon`,
 :func:`dpcap.dp_delta_curve` and their relatives work on the reachable totals and never
-enumerate the ``Π m_i`` databases (:mod:`dpcap.structured_capacity`).
+enumerate the ``Π m_i`` databases (:mod:`dpcap.shannon.structured`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
+from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism, Channel, Mechanism
 from dpcap.errors import ChannelError, MechanismError
 

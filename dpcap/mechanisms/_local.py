@@ -15,9 +15,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from dpcap import _validation as check
-from dpcap.channel import TINY, Channel
-from dpcap.result import ParameterError
+from dpcap._core import validation as check
+from dpcap._core.log_matrix import TINY
+from dpcap.channel import Channel
+from dpcap.errors import ParameterError
 
 __all__ = ["binary_symmetric", "erasure", "exponential", "randomized_response"]
 

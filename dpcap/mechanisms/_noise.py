@@ -26,10 +26,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit, logsumexp
 
-from dpcap import _validation as check
-from dpcap.channel import TINY, Channel
+from dpcap._core import validation as check
+from dpcap._core.log_matrix import TINY
+from dpcap.channel import Channel
+from dpcap.errors import ParameterError
 from dpcap.neighbors import Neighbors, within
-from dpcap.result import ParameterError
 
 __all__ = ["discrete_gaussian", "discrete_laplace", "staircase", "truncated_geometric"]
 

@@ -25,11 +25,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import gammainc
 
-from dpcap import _validation as check
-from dpcap.channel import TINY, Channel
+from dpcap._core import validation as check
+from dpcap._core.log_matrix import TINY
+from dpcap.channel import Channel
+from dpcap.errors import ProblemTooLargeError
 from dpcap.mechanisms._noise import truncated_geometric
-from dpcap.metric_privacy import NORMS
-from dpcap.result import ProblemTooLargeError
 
 __all__ = ["planar_geometric", "planar_laplace"]
 
@@ -158,7 +158,7 @@ def planar_geometric(
     """
     rows, cols = check.grid_shape(grid, "a mechanism on the grid")
     size = _step(step)
-    kind = check.choice(norm, NORMS, "norm")
+    kind = check.choice(norm, check.NORMS, "norm")
     level = check.nonnegative_scalar(eps, "eps", positive=True)
     k = rows * cols
     if math.isinf(level):

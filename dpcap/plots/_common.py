@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpcap import _validation as check
-from dpcap.result import ParameterError
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpcap import _validation as check
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError
 from dpcap.plots._common import (
     COLORS,
     FloatArray,
@@ -29,7 +30,7 @@ from dpcap.plots._common import (
     save,
     scale,
 )
-from dpcap.result import CurveResult, ParameterError
+from dpcap.result import CurveResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpcap.errors import ParameterError
 from dpcap.plots._common import (
     COLORS,
     SavePath,
@@ -17,7 +18,7 @@ from dpcap.plots._common import (
     save,
     scale,
 )
-from dpcap.result import FunnelCurve, ParameterError
+from dpcap.result import FunnelCurve
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpcap import _validation as check
-from dpcap.errors import Status
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError, Status
 from dpcap.plots._common import (
     FloatArray,
     SavePath,
@@ -24,7 +24,6 @@ from dpcap.plots._common import (
     series,
     vertical,
 )
-from dpcap.result import ParameterError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcap import _validation as check
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError
 from dpcap.plots._common import SavePath, by_abscissa, new_axes, next_color, save
-from dpcap.result import ParameterError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

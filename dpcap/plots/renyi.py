@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcap.errors import ParameterError, Status
 from dpcap.plots._common import (
     COLORS,
     FloatArray,
@@ -21,7 +22,7 @@ from dpcap.plots._common import (
     scale,
     series,
 )
-from dpcap.result import ParameterError, RenyiProfile, Status
+from dpcap.result import RenyiProfile
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcap import _validation as check
-from dpcap._sweep_queries import RESULT_COLUMNS
+from dpcap._core import validation as check
+from dpcap.errors import ParameterError
 from dpcap.plots._common import (
     COLORS,
     QUERY_LABELS,
@@ -30,7 +30,7 @@ from dpcap.plots._common import (
     series,
     vertical,
 )
-from dpcap.result import ParameterError
+from dpcap.study.catalogue import RESULT_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd

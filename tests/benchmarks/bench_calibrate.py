@@ -27,13 +27,13 @@ from typing import Any
 from scipy.optimize import brentq
 
 import dpcap
-from dpcap.calibrate import calibrate
 from dpcap.mechanisms import (
     counting_query,
     discrete_gaussian,
     randomized_response,
     truncated_geometric,
 )
+from dpcap.study.calibration import calibrate
 
 TOL = 1e-6
 REPEAT = 3  # best of three runs

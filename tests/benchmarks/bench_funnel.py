@@ -3,7 +3,7 @@
 Joint law: 3 × 3 with Dirichlet(1) entries (seeded). Curves on 50 equally spaced utilities
 ``R ∈ [0, H(X)]``.
 
-dpcap runs ``dpcap.funnel.privacy_funnel_curve`` and ``information_bottleneck_curve`` with
+dpcap runs ``dpcap.tradeoffs.funnel.privacy_funnel_curve`` and ``information_bottleneck_curve`` with
 ``n_points=50`` at tolerances 1e-5, 1e-7 (the default) and 1e-9 nats: the envelope LP over an
 adaptively bisected simplicial mesh of the posteriors, each point certified (``upper − lower ≤
 tol``). Two references:
@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import xlogy
 
-from dpcap.funnel import information_bottleneck_curve, privacy_funnel_curve
+from dpcap.tradeoffs.funnel import information_bottleneck_curve, privacy_funnel_curve
 
 SEED = 20261124
 N_POINTS = 50

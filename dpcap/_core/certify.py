@@ -1,0 +1,306 @@
+"""The certificate layer: solutions → certified brackets → statuses, messages and warnings.
+
+Every query goes through this module, because a certificate is never taken on a solver's word
+(``docs/mathematics.rst`` §1, §8):
+
+* :func:`bracket` and :func:`batch_bracket` recompute, from the priors an engine returns, the
+  bracket ``lower ≤ C ≤ upper`` of any engine model (Shannon, Sibson), mapping the exact
+  reductions back to the original channel first (see ``docs/mathematics.rst`` §1);
+* :func:`bracket_at_centre` pairs a prior's lower end with the radius bound at a centre of the
+  solver's own, :func:`tightest` keeps the best ends of several valid brackets, :func:`capped`
+  clips an upper end at ``C_∞`` (valid for every order), and :func:`radius_zero` and
+  :func:`radius_infinity` certify the orders 0 and ∞;
+* :func:`status_of` is the one map from an engine's :class:`~dpcap.solvers.status.EngineStatus`
+  to the user's :class:`~dpcap.result.Status`;
+* :func:`conclude` turns a bracket into a status and a message, :func:`conclude_many` does it
+  for curves and batches (one status per element);
+* :func:`warn` raises a :class:`~dpcap.result.ConvergenceWarning` attributed to the first frame
+  outside dpcap: the user's call of the public function, whatever the depth of the call chain.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Sequence
+from types import FrameType
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpcap.errors import ConvergenceWarning, Status
+from dpcap.solvers import blahut, renyi, rounding
+from dpcap.solvers.reduce import Reduction
+from dpcap.solvers.status import EngineStatus
+
+__all__ = [
+    "Bracket",
+    "U",
+    "batch_bracket",
+    "bracket",
+    "bracket_at_centre",
+    "capped",
+    "conclude",
+    "conclude_many",
+    "gamma",
+    "ordered",
+    "status_of",
+    "tightest",
+    "warn",
+]
+
+FloatArray = NDArray[np.float64]
+
+#: The rounding model every certificate bound is written in (``docs/mathematics.rst`` §8): the
+#: unit roundoff ``u = 2⁻⁵³`` of float64 and ``γ_n = n·u / (1 − n·u)``, the relative error of
+#: a sum or product of ``n`` terms in any order. A query family bounds its own rounding with
+#: these, never with constants of its own.
+U = rounding.U
+gamma = rounding.gamma
+
+_STATUS: dict[EngineStatus, Status] = {
+    EngineStatus.OPTIMAL: Status.INACCURATE,
+    EngineStatus.MAX_ITER: Status.MAX_ITER,
+    EngineStatus.MAX_CELLS: Status.MAX_ITER,
+    EngineStatus.STALLED: Status.INACCURATE,
+    EngineStatus.LOCAL: Status.INACCURATE,
+    EngineStatus.INACCURATE: Status.INACCURATE,
+    EngineStatus.INFEASIBLE: Status.INFEASIBLE,
+    EngineStatus.FAILED: Status.FAILED,
+}
+
+
+def status_of(engine: EngineStatus) -> Status:
+    """The status a result reports when its bracket did *not* close, given how the engine stopped.
+
+    A closed bracket is ``converged`` whatever the engine said (the certificate decides); an
+    open one says why: the engine's budget (``max_iter``, also for a mesh out of cells), its
+    accuracy (``inaccurate``: stalled, local, a backend's inaccurate point, or an engine that
+    met its own stopping rule while the recomputed bracket is still open), or a failure.
+    """
+    return _STATUS[engine]
+
+
+def _outside_dpcap() -> int:
+    """The ``stacklevel`` of the first frame outside the dpcap package, seen from :func:`warn`."""
+    frame: FrameType | None = sys._getframe(2)  # the caller of warn
+    level = 2
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (isinstance(name, str) and (name == "dpcap" or name.startswith("dpcap."))):
+            return level
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = ConvergenceWarning) -> None:
+    """Warn, attributing the warning to the user's code that called the public function."""
+    warnings.warn(message, category, stacklevel=_outside_dpcap())
+
+
+def conclude(
+    gap: float,
+    tol: float,
+    *,
+    iterations: int | None = None,
+    note: str = "",
+    open_status: Status = Status.MAX_ITER,
+    unit: str = "nats",
+    warn_open: bool = True,
+) -> tuple[Status, str]:
+    """Status and message of one certified bracket; warns when it did not close.
+
+    ``converged`` iff ``gap <= tol``, otherwise ``open_status`` and a
+    :class:`~dpcap.result.ConvergenceWarning` (unless ``warn_open`` is False, for the points of
+    a curve, which :func:`conclude_many` reports once) saying by how much. ``gap`` and ``tol``
+    are in ``unit``; ``note`` is appended to the message.
+    """
+    if gap <= tol:
+        status = Status.CONVERGED
+        head = f"certified gap {gap:.3g} {unit} <= tol {tol:.3g}"
+    else:
+        status = open_status
+        after = "" if iterations is None else f" after {iterations} iterations"
+        head = f"not converged: certified gap {gap:.3g} {unit} > tol {tol:.3g}{after}"
+    message = f"{head}; {note}" if note else head
+    if warn_open and status is not Status.CONVERGED:
+        warn(message)
+    return status, message
+
+
+def conclude_many(
+    status: Sequence[Status] | NDArray[np.object_],
+    tol: float,
+    *,
+    what: str = "points",
+    note: str = "",
+) -> tuple[NDArray[np.object_], str]:
+    """The status array and the one message of a curve or batch; warns once if any is open."""
+    array = np.empty(len(status), dtype=object)
+    array[:] = list(status)
+    total = len(array)
+    open_count = sum(s is not Status.CONVERGED for s in array)
+    if open_count == 0:
+        head = f"all {total} {what} certified to tol {tol:.3g}"
+    else:
+        head = f"{open_count} of {total} {what} not converged to tol {tol:.3g}"
+    message = f"{head}; {note}" if note else head
+    if open_count:
+        warn(message)
+    return array, message
+
+
+class Bracket(NamedTuple):
+    """A certified bracket and the prior attaining its lower end (on the original inputs)."""
+
+    lower: float
+    upper: float
+    prior: FloatArray
+
+
+def bracket(
+    matrix: FloatArray,
+    prior: FloatArray,
+    upper_prior: FloatArray | None = None,
+    *,
+    model: blahut.Model | None = None,
+    reduction: Reduction | None = None,
+) -> Bracket:
+    """The certified bracket of one channel from an engine's priors, recomputed here.
+
+    ``lower = I(prior, W)`` (Shannon) or the model's information at ``prior``; ``upper =
+    max_x D(W_x ‖ q)`` at ``upper_prior`` (``prior`` when None): the radius bound, valid for
+    any prior (``docs/mathematics.rst`` §1), both with their rounding allowance (§8). Priors
+    given on a ``reduction``'s channel are first mapped back to ``matrix``'s inputs; ``upper``
+    is never below ``lower``.
+    """
+    if reduction is not None:
+        prior = reduction.prior_back(prior)
+        upper_prior = None if upper_prior is None else reduction.prior_back(upper_prior)
+    lower, upper = batch_bracket(
+        matrix[None], prior[None], None if upper_prior is None else upper_prior[None], model=model
+    )
+    return Bracket(float(lower[0]), float(upper[0]), prior)
+
+
+def batch_bracket(
+    stack: FloatArray,
+    prior: FloatArray,
+    upper_prior: FloatArray | None = None,
+    *,
+    model: blahut.Model | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """``(lower, upper)`` arrays of a stack ``(B, nx, ny)`` from the engine's priors ``(B, nx)``.
+
+    Evaluated by :func:`dpcap.solvers.rounding.bracket`: both ends carry a rigorous bound on
+    their own rounding, so ``lower ≤ C ≤ upper`` holds in floating point, for the channel whose
+    rows are the stored rows divided by their exact sums (``docs/mathematics.rst`` §8).
+    """
+    model = blahut.SHANNON if model is None else model
+    alpha = 1.0 if isinstance(model, blahut.Shannon) else getattr(model, "alpha", None)
+    if alpha is None:  # a model without an order: its own float64 formulas, no allowance
+        _, lower, upper = blahut.bracket(stack, prior, model)
+        if upper_prior is not None:
+            *_, upper = blahut.bracket(stack, upper_prior, model)
+        return lower, np.maximum(upper, lower)
+    return rounding.bracket(stack, prior, upper_prior, float(alpha))
+
+
+def ordered(lower: float, upper: float, prior: FloatArray) -> Bracket:
+    """A bracket from two bounds, swapped if they cross.
+
+    Each end is a bound of its own, so crossing ends mean a rounding allowance fell short
+    somewhere: swapping keeps both numbers and makes the gap show the inconsistency (which
+    :func:`conclude` then reports if it exceeds the tolerance), where clamping would report a
+    zero-width, "converged" bracket.
+    """
+    return Bracket(min(lower, upper), max(lower, upper), prior)
+
+
+def capped(matrix: FloatArray, bracket: Bracket) -> Bracket:
+    """``bracket`` with its upper end clipped at :func:`dpcap.solvers.renyi.radius_cap`.
+
+    ``C_α ≤ C_∞ ≤ log min(|X|, |Y|)`` for every order (``docs/mathematics.rst`` §4), so the cap
+    is a certificate of its own; a lower end above it (rounding) is lowered to it.
+    """
+    return ordered(bracket.lower, min(bracket.upper, renyi.radius_cap(matrix)), bracket.prior)
+
+
+def bracket_at_centre(
+    matrix: FloatArray, prior: FloatArray, centre: FloatArray, alpha: float
+) -> Bracket:
+    """``I_α^S(p, W) ≤ C_α ≤ max_x D_α(W_x ‖ Q)`` at a prior and a centre of their own.
+
+    The radius bound holds for every output law ``Q`` (``docs/mathematics.rst`` §4); it is
+    evaluated with its rounding allowance by :func:`dpcap.solvers.rounding.divergence_bounds`,
+    the lower end by :func:`bracket` (which centres its own upper end on
+    ``Q_p ∝ (pW^α)^{1/α}``, a map whose rounding is amplified by 1/α: hence a centre here).
+    """
+    lower, upper, prior = bracket(matrix, prior, model=renyi.Sibson(alpha))
+    _, high = rounding.divergence_bounds(matrix[None], centre[None], alpha)
+    upper = min(upper, float(np.max(high)))
+    return ordered(lower, upper, prior)
+
+
+def tightest(brackets: list[Bracket]) -> Bracket:
+    """The tightest bracket from several valid ones: the largest lower end (with its prior)
+    and the smallest upper end."""
+    top = max(brackets, key=lambda b: b.lower)
+    upper = min(b.upper for b in brackets)
+    return ordered(top.lower, upper, top.prior)
+
+
+def radius_infinity(matrix: FloatArray) -> Bracket:
+    """The bracket of ``C_∞ = log Σ_y max_x W_xy`` (``docs/mathematics.rst`` §4), rounded out.
+
+    The upper end is :func:`dpcap.solvers.renyi.radius_cap`; the lower end divides the float
+    sum of the column maxima by its summation bound ``1 + γ_k`` and by the largest row sum
+    ``1 + σ`` (§8). The uniform prior attains ``C_∞``.
+    """
+    nx, ny = matrix.shape
+    g = rounding.gamma(ny + 2)
+    total = float(np.sum(np.max(matrix, axis=0)))
+    sigma = float(np.max(np.abs(matrix.sum(axis=1) - 1.0))) + g
+    log_total = float(np.log(total))
+    lower = log_total + float(np.log1p(-g)) - float(np.log1p(sigma))
+    lower = max(lower - 4.0 * rounding.U * abs(log_total), 0.0)
+    return ordered(lower, renyi.radius_cap(matrix), np.full(nx, 1.0 / nx))
+
+
+def radius_zero(matrix: FloatArray) -> Bracket:
+    """The certified bracket of the Rényi radius at α = 0 (``docs/mathematics.rst`` §4).
+
+    From the primal prior ``p`` and dual output law ``Q`` of :mod:`dpcap.solvers.renyi_zero`,
+    re-evaluated here: ``lower = −log max_y P_p(supp W_{·y})`` (a value attained by ``p``) and
+    ``upper = max_x −log Q(supp W_x)`` (a radius bound valid for any ``Q``), each moved outward
+    by the rounding of its sums and log (§8).
+
+    Raises
+    ------
+    SolverError
+        If either linear programme returned no point.
+    """
+    from dpcap.errors import SolverError
+    from dpcap.solvers import renyi_zero
+
+    solution = renyi_zero.solve(matrix)
+    if not solution.status.usable:
+        raise SolverError(
+            f"the α = 0 linear programme failed: {solution.message}", status_of(solution.status)
+        )
+    B = (matrix > 0).astype(np.float64)
+    nx, ny = matrix.shape
+    g = rounding.gamma(max(nx, ny) + 2)  # the sums below, and the normalisations of p and Q
+    reached = (
+        float(np.max(solution.prior @ B)) * (1.0 + g) / (float(solution.prior.sum()) * (1.0 - g))
+    )
+    lower = max(-np.log(reached) - 4.0 * rounding.U * abs(np.log(reached)), 0.0) + 0.0
+    covered = (B @ solution.output) * (1.0 - g) / (float(solution.output.sum()) * (1.0 + g))
+    if (covered <= 0).any():
+        upper = np.inf
+    else:
+        worst = -np.log(float(np.min(covered)))
+        upper = worst + 4.0 * rounding.U * abs(worst) + 0.0  # + 0.0 turns −0.0 into 0.0
+    return ordered(float(lower), float(upper), solution.prior)

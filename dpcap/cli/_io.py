@@ -1,0 +1,590 @@
+"""What every ``dpcap`` subcommand shares: the input reader, the option types, the rendering.
+
+One reader for every input file (:func:`read_input`): ``.npy``; ``.json`` (a list of rows, or
+an object with a matrix and optional ``shape``, ``prior``, ``neighbors`` and ``name``); any
+other suffix is text (``.csv``, ``.tsv``, ``.txt``, ...), read by :func:`read_table` with the
+delimiter and a header row detected. The option types turn a command-line string into
+numbers or raise :class:`argparse.ArgumentTypeError`, so that argparse reports the option
+and the value and exits with status 2; :func:`blame` puts the option (or the file) in front
+of an error raised by the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpcap._core import validation as check
+from dpcap.channel import Mechanism
+from dpcap.errors import DpcapError
+from dpcap.neighbors import describe
+
+FloatArray = NDArray[np.float64]
+
+__all__ = [
+    "DEFAULT_EPS",
+    "JSON_KEYS",
+    "MATRIX_KEYS",
+    "Data",
+    "Formatter",
+    "UsageError",
+    "add_output",
+    "add_points",
+    "add_solve_options",
+    "blame",
+    "check_plot",
+    "check_shape",
+    "dump",
+    "fmt",
+    "given",
+    "integer",
+    "integers",
+    "key_values",
+    "mechanism",
+    "number",
+    "numbers",
+    "positive",
+    "read_input",
+    "read_prior",
+    "read_table",
+    "relation_text",
+    "saved",
+    "shape_text",
+    "status_text",
+    "table",
+    "vector",
+]
+
+#: Keys of a JSON input holding the matrix (exactly one of them); ``"joint"`` marks a joint law.
+MATRIX_KEYS = ("matrix", "W", "joint", "distortion")
+#: Every key a JSON input object may have.
+JSON_KEYS = (*MATRIX_KEYS, "shape", "prior", "neighbors", "name")
+
+
+class UsageError(DpcapError, ValueError):
+    """A command-line input is invalid; the message names the option (or the file) and value."""
+
+
+# --- option types -------------------------------------------------------------------------
+
+
+def numbers(
+    what: str = "numbers", *, minimum: float = 0.0, allow_inf: bool = False
+) -> Callable[[str], list[float]]:
+    """An argparse type: comma-separated numbers, each ``>= minimum``.
+
+    An item may also be ``START:STOP:NUM``, NUM evenly spaced values from START to STOP (both
+    included), and ``inf`` where ``allow_inf``.
+    """
+
+    def parse(text: str) -> list[float]:
+        values: list[float] = []
+        for item in (part.strip() for part in text.split(",")):
+            if not item:
+                continue
+            try:
+                if ":" in item:
+                    start, stop, num = item.split(":")
+                    count = int(num)
+                    if count < 1:
+                        raise ValueError(num)
+                    values += [float(v) for v in np.linspace(float(start), float(stop), count)]
+                else:
+                    values.append(float(item))
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"expected comma-separated {what} or START:STOP:NUM, got {text!r}"
+                ) from None
+        if not values:
+            raise argparse.ArgumentTypeError(f"expected at least one number, got {text!r}")
+        for v in values:
+            if math.isnan(v) or v < minimum or (math.isinf(v) and not allow_inf):
+                bound = f">= {minimum:g}" + ("" if allow_inf else " and finite")
+                raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {text!r}")
+        return values
+
+    return parse
+
+
+def number(
+    what: str = "number", *, minimum: float = 0.0, allow_inf: bool = False
+) -> Callable[[str], float]:
+    """An argparse type: one number ``>= minimum`` (``inf`` where ``allow_inf``)."""
+    parse_list = numbers(what, minimum=minimum, allow_inf=allow_inf)
+
+    def parse(text: str) -> float:
+        values = parse_list(text)
+        if len(values) != 1 or "," in text or ":" in text:
+            raise argparse.ArgumentTypeError(f"expected one {what}, got {text!r}")
+        return values[0]
+
+    return parse
+
+
+def positive(text: str) -> float:
+    """An argparse type: one positive finite number (a tolerance)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not 0.0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+def integer(minimum: int) -> Callable[[str], int]:
+    """An argparse type: one integer ``>= minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer >= {minimum}, got {text!r}"
+            ) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def integers(minimum: int) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated integers ``>= minimum`` (a shape, a group)."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            values = tuple(int(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            values = ()
+        if not values or min(values) < minimum:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated integers >= {minimum}, got {text!r}"
+            )
+        return values
+
+    return parse
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help text: prose paragraphs wrapped to the terminal, indented blocks (examples) kept.
+
+    A paragraph (text between blank lines) is kept as written when a line of it is indented or
+    ends with a colon, as a list of examples does; otherwise it is filled to the width.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        blocks = []
+        for block in text.split("\n\n"):
+            lines = block.splitlines()
+            if any(ln[:1].isspace() or ln.endswith(":") for ln in lines):
+                blocks.append("\n".join(indent + ln for ln in lines))
+            else:
+                blocks.append(
+                    textwrap.fill(
+                        " ".join(lines),
+                        width,
+                        initial_indent=indent,
+                        subsequent_indent=indent,
+                        break_on_hyphens=False,
+                    )
+                )
+        return "\n\n".join(blocks)
+
+
+def add_output(
+    cmd: argparse.ArgumentParser, *, plot: str | None = None, note: str | None = None
+) -> None:
+    """``--unit`` and ``--json`` (every subcommand), ``--plot FILE`` where a curve exists."""
+    cmd.add_argument(
+        "--unit",
+        choices=sorted(check.UNITS),
+        default="nats",
+        help="unit of every information quantity (default nats); eps stays in nats",
+    )
+    cmd.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    if plot is not None:
+        cmd.add_argument(
+            "--plot",
+            type=Path,
+            metavar="FILE.png",
+            help=f"write a figure of {plot} (format from the suffix)"
+            + (f"; {note}" if note else ""),
+        )
+
+
+def check_plot(path: Path) -> None:
+    """Refuse ``--plot`` before any work: matplotlib missing, a bad folder or suffix."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError as exc:
+        raise UsageError(
+            f"--plot {path}: writing a figure needs matplotlib, which is not installed "
+            f"(pip install 'dpcap[plot]'): {exc}"
+        ) from exc
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise UsageError(
+            f"--plot {path}: the format follows the suffix, one of "
+            f"{', '.join('.' + f for f in sorted(formats))}"
+        )
+    if not path.parent.is_dir():
+        raise UsageError(f"--plot {path}: no such folder {path.parent}")
+
+
+# --- the reader ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Data:
+    """An input file: its matrix and what a JSON object adds (``None`` where absent)."""
+
+    path: Path
+    matrix: FloatArray
+    key: str = "matrix"
+    shape: tuple[int, ...] | None = None
+    prior: FloatArray | None = None
+    neighbors: Any = None
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The name to show: the JSON ``name``, else the file name."""
+        return self.name or self.path.name
+
+
+def read_input(path: Path) -> Data:
+    """The matrix (and JSON extras) in ``path``: ``.npy``, ``.json`` or a text table."""
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            try:
+                array = np.load(path, allow_pickle=False)
+            except (ValueError, OSError, EOFError) as exc:
+                raise UsageError(f"{path}: not a NumPy .npy array of numbers ({exc})") from exc
+            return Data(path, check.real_array(array, f"{path}"))
+        if suffix == ".json":
+            return _read_json(path)
+        return Data(path, read_table(path))
+    except UsageError:
+        raise
+    except ValueError as exc:  # a validator's message, which names the file and the key
+        raise UsageError(str(exc)) from exc
+
+
+def read_table(path: Path) -> FloatArray:
+    """A matrix from a text file, errors naming the file, the line and the cell.
+
+    Cells are separated by tabs, semicolons, commas or whitespace (the first of these found in
+    the first lines); with tabs or semicolons a decimal comma (``0,25``) is read as a point. A
+    first row that is not all numbers is a header and is skipped; blank lines and lines starting
+    with ``#`` are ignored; quotes around a cell are dropped.
+    """
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{path}: not a text file ({exc.reason}); a binary matrix must be a .npy file"
+        ) from exc
+    lines = [(i + 1, ln.strip()) for i, ln in enumerate(text.splitlines())]
+    lines = [(i, ln) for i, ln in lines if ln and not ln.startswith("#")]
+    if not lines:
+        raise UsageError(f"{path}: no numbers in the file")
+    sample = "\n".join(ln for _, ln in lines[:5])
+    delimiter = next((d for d in ("\t", ";", ",") if d in sample), None)
+    rows = [(i, _cells(ln, delimiter)) for i, ln in lines]
+    if all(_number(cell) is None for cell in rows[0][1]):
+        rows = rows[1:]  # a header row: no cell of it is a number
+    if not rows:
+        raise UsageError(f"{path}: a header row and no numbers")
+    values = []
+    for i, cells in rows:
+        row = []
+        for j, cell in enumerate(cells):
+            number = _number(cell)
+            if number is None:
+                shown = "an empty cell" if not cell else repr(cell)
+                raise UsageError(f"{path}, line {i}, column {j + 1}: {shown} is not a number")
+            row.append(number)
+        values.append(row)
+    widths = {len(row) for row in values}
+    if len(widths) != 1:
+        lengths = [(i, len(row)) for (i, _), row in zip(rows, values, strict=True)][:8]
+        counts = ", ".join(f"line {i}: {n}" for i, n in lengths)
+        raise UsageError(f"{path}: rows have different lengths ({counts})")
+    return np.array(values, dtype=np.float64)
+
+
+def _cells(line: str, delimiter: str | None) -> list[str]:
+    cells = [c.strip().strip("\"'").strip() for c in line.split(delimiter)]
+    if delimiter is not None and len(cells) > 1 and not cells[-1]:
+        cells = cells[:-1]  # a trailing delimiter
+    if delimiter in ("\t", ";"):
+        cells = [re.sub(r"^([+-]?\d*),(\d+)$", r"\1.\2", c) for c in cells]
+    return cells
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
+def _read_json(path: Path) -> Data:
+    try:
+        content = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not valid JSON ({exc})") from exc
+    if isinstance(content, list):
+        return Data(path, check.real_array(content, f"{path}"))
+    if not isinstance(content, dict):
+        raise UsageError(
+            f"{path}: JSON must be a list of rows or an object with a matrix, got "
+            f"{check.show(content)}"
+        )
+    unknown = sorted(set(content) - set(JSON_KEYS))
+    if unknown:
+        raise UsageError(f"{path}: unknown key {', '.join(unknown)}; the keys are {JSON_KEYS}")
+    found = [key for key in MATRIX_KEYS if key in content]
+    if len(found) != 1:
+        raise UsageError(
+            f"{path}: a JSON object needs exactly one of the keys {MATRIX_KEYS}, got "
+            f"{found or 'none'}"
+        )
+    key = found[0]
+    shape = content.get("shape")
+    if shape is not None:
+        shape = check.domain_shape(shape, f'{path}: "shape"')
+    prior = content.get("prior")
+    if prior is not None:
+        prior = check.real_array(prior, f'{path}: "prior"')
+    name = content.get("name")
+    if name is not None and not isinstance(name, str):
+        raise UsageError(f'{path}: "name" must be a string, got {check.show(name)}')
+    neighbors = content.get("neighbors")
+    if neighbors is not None and not isinstance(neighbors, str):
+        pairs = check.real_array(neighbors, f'{path}: "neighbors"')
+        if not np.all(np.isfinite(pairs)) or np.any(pairs != np.round(pairs)) or np.any(pairs < 0):
+            raise UsageError(
+                f'{path}: "neighbors" must be a relation name or pairs of row indices '
+                f"(integers >= 0), got {check.show(neighbors)}"
+            )
+        neighbors = pairs.astype(np.int64)
+    matrix = check.real_array(content[key], f'{path}: "{key}"')
+    return Data(path, matrix, key, shape, prior, neighbors, name)
+
+
+def read_prior(text: str, size: int) -> FloatArray:
+    """``--prior``: comma-separated probabilities, or a file holding one row or one column."""
+    path = Path(text)
+    if path.suffix.lower() in (".npy", ".json", ".csv", ".tsv", ".txt") or path.is_file():
+        try:
+            data = read_input(path)
+        except UsageError as exc:
+            raise UsageError(f"--prior {text!r}: {exc}") from exc
+        values = data.prior if data.prior is not None else data.matrix
+        if values.ndim == 2 and 1 in values.shape:
+            values = values.ravel()
+    else:
+        try:
+            values = np.array([float(v) for v in text.split(",") if v.strip()])
+        except ValueError:
+            raise UsageError(
+                f"--prior {text!r}: expected comma-separated probabilities or a file"
+            ) from None
+    if values.ndim != 1 or values.size != size:
+        raise UsageError(
+            f"--prior {text!r}: expected {size} probabilities (one per row of the matrix), "
+            f"got shape {values.shape}"
+        )
+    try:
+        return check.distribution(values, "prior")
+    except ValueError as exc:
+        raise UsageError(f"--prior {text!r}: {exc}") from exc
+
+
+# --- errors -------------------------------------------------------------------------------
+
+#: The options named by the library's argument names, as they start an error message.
+OPTIONS = {
+    "D": "--D",
+    "R": "--R",
+    "alpha": "--alpha",
+    "alphas": "--alpha",
+    "eps": "--eps",
+    "group": "--group",
+    "shape": "--shape",
+    "neighbors": "--neighbors",
+    "max_iter": "--max-iter",
+    "n_points": "--n-points",
+    "solver": "--solver",
+    "method": "--method",
+}
+
+
+def blame(exc: Exception, args: argparse.Namespace, source: str) -> str:
+    """The message of a library error with the option (and its value) it concerns in front.
+
+    An error message starts with the argument's name; when the user gave that option, it is
+    named with its value, otherwise the error is about ``source`` (the input file), which is
+    put in front unless the message names it already.
+    """
+    message = str(exc)
+    match = re.match(r"([A-Za-z_]+)", message)
+    name = match.group(1) if match else ""
+    option = OPTIONS.get(name)
+    given = getattr(args, option[2:].replace("-", "_"), None) if option else None
+    if option is not None and given is not None:
+        return f"{option} {_show(given)}: {message}"
+    return message if source in message else f"{source}: {message}"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(fmt(v) if isinstance(v, float) else str(v) for v in value)
+    return str(value)
+
+
+# --- rendering ----------------------------------------------------------------------------
+
+
+def fmt(x: Any, digits: int = 9) -> str:
+    """A number for a table: ``digits`` significant digits, ``inf`` spelled out."""
+    if x is None:
+        return "-"
+    value = float(x)
+    if math.isnan(value):
+        return "nan"
+    return f"{value + 0.0:.{digits}g}"  # + 0.0: −0.0 prints as 0
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: int = 2) -> str:
+    """Left-aligned columns under ``headers``."""
+    cells = [list(headers), *[list(r) for r in rows]]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(headers))]
+    pad = " " * indent
+    return "\n".join(
+        pad + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in cells
+    )
+
+
+def key_values(pairs: Sequence[tuple[str, str]], indent: int = 2) -> str:
+    """``label  value`` lines with the values aligned."""
+    width = max(len(label) for label, _ in pairs)
+    return "\n".join(f"{' ' * indent}{label.ljust(width)}  {value}" for label, value in pairs)
+
+
+def dump(obj: Any) -> str:
+    """JSON text (indented; ``Infinity`` for ∞, as Python's :mod:`json` writes it)."""
+    return json.dumps(obj, indent=2)
+
+
+# --- shared by the subcommands ------------------------------------------------------------
+
+#: The ε grid of δ(ε) tables when ``--eps`` is not given.
+DEFAULT_EPS = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+
+def given(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The library options the user gave (``None`` left out, so the library's defaults hold)."""
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def add_points(
+    cmd: argparse.ArgumentParser, flag: str, what: str, help: str, *, least: int, count: str
+) -> None:
+    """The abscissae of a curve: ``flag`` (a list of ``what``) or ``--n-points`` (``count``),
+    not both."""
+    points = cmd.add_mutually_exclusive_group()
+    metavar = f"{flag.lstrip('-')}1,{flag.lstrip('-')}2,.."
+    points.add_argument(flag, type=numbers(what), metavar=metavar, help=help)
+    points.add_argument("--n-points", type=integer(least), metavar="N", help=count)
+
+
+def add_solve_options(cmd: argparse.ArgumentParser, *, tol: str, max_iter: bool = True) -> None:
+    """``--tol`` (the certified gap, in nats) and ``--max-iter``."""
+    cmd.add_argument(
+        "--tol",
+        type=positive,
+        metavar="TOL",
+        help=f"target certified gap upper - lower, in nats ({tol})",
+    )
+    if max_iter:
+        cmd.add_argument(
+            "--max-iter",
+            type=integer(1),
+            metavar="N",
+            help="iteration budget (default: the library's)",
+        )
+
+
+def mechanism(data: Data, args: argparse.Namespace) -> Mechanism:
+    """The mechanism in ``data``: ``--shape`` and ``--neighbors`` win over the file's own."""
+    shape = getattr(args, "shape", None) or data.shape
+    neighbors = getattr(args, "neighbors", None)
+    neighbors = data.neighbors if neighbors is None else neighbors
+    matrix = data.matrix
+    if shape is None:
+        shape = (matrix.shape[0],) if matrix.ndim == 2 else (1,)
+    elif matrix.ndim == 2:
+        check_shape(shape, matrix.shape[0], data, args)
+    return Mechanism(matrix, shape, neighbors="hamming" if neighbors is None else neighbors)
+
+
+def check_shape(shape: tuple[int, ...], rows: int, data: Data, args: argparse.Namespace) -> None:
+    """Refuse a domain of ``prod(shape)`` databases for a matrix of ``rows`` rows."""
+    if math.prod(shape) != rows:
+        where = (
+            f"--shape {','.join(map(str, shape))}"
+            if getattr(args, "shape", None)
+            else f'{data.path}: "shape" {list(shape)}'
+        )
+        raise UsageError(
+            f"{where} describes {math.prod(shape)} databases but {data.path} has {rows} rows"
+        )
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    """A domain shape for a title: ``(2, 3)``, or ``(2,) * 40`` for many equal sizes."""
+    if len(shape) > 6 and len(set(shape)) == 1:
+        return f"({shape[0]},) * {len(shape)}"
+    return str(tuple(shape))
+
+
+def relation_text(relation: Any) -> str:
+    """A neighbour relation for a title: its name, or the number of explicit pairs."""
+    shown = describe(relation)
+    return f"{len(shown)} explicit pairs" if isinstance(shown, list) else shown
+
+
+def vector(values: Any, limit: int = 10) -> str:
+    """A probability vector for a table: 6 decimals, long vectors cut."""
+    rounded = np.round(np.asarray(values, dtype=np.float64), 6).tolist()
+    if len(rounded) <= limit:
+        return str(rounded)
+    return f"{str(rounded[:limit])[:-1]}, ... {len(rounded) - limit} more]"
+
+
+def saved(args: argparse.Namespace) -> str:
+    """The line naming the figure written for ``--plot`` (``""`` without one)."""
+    return "" if getattr(args, "plot", None) is None else f"\n  figure: {args.plot}"
+
+
+def status_text(result: Any) -> str:
+    """``converged, 12 iterations (ba)``."""
+    return f"{result.status}, {result.iterations} iterations ({result.method})"

@@ -1,0 +1,382 @@
+"""Sweeps: families of mechanisms × parameter grids × queries → one tidy pandas table.
+
+>>> import dpcap
+>>> table = dpcap.sweep("randomized_response", {"k": [2, 3], "eps": [0.5, 1.0]},
+...                     ["capacity", "dp_epsilon"], progress=False)
+>>> table[["k", "eps", "query", "value", "status"]].round(6)
+   k  eps       query     value     status
+0  2  0.5    capacity  0.030300  converged
+1  2  0.5  dp_epsilon  0.500000  converged
+2  2  1.0    capacity  0.110944  converged
+3  2  1.0  dp_epsilon  1.000000  converged
+4  3  0.5    capacity  0.030167  converged
+5  3  0.5  dp_epsilon  0.500000  converged
+6  3  1.0    capacity  0.123284  converged
+7  3  1.0  dp_epsilon  1.000000  converged
+
+The table is tidy (one row per observation, one column per variable): ``point`` (the grid
+point's index), one column per grid parameter, ``query``, one column per query parameter
+(``eps``, ``alpha``, …; missing where a query does not take it), then ``value``, ``lower``,
+``upper`` (the certified bracket; NaN for the DP metrics, numbers evaluated in closed form
+without a bound on their rounding), ``status``, ``iterations``, ``method``, ``unit``,
+``message`` and ``seconds`` (the time spent on the row; a batched call's time is shared among
+its rows).
+
+Work is cut into chunks of consecutive grid points. A chunk is evaluated in one process
+(:mod:`dpcap.study.catalogue`: instances built once, capacities batched by size, MI-DP of a
+one-entry mechanism read off its capacity), on an executor (:mod:`dpcap.study._run`: this
+process, local worker processes, or Dask), and with ``store=`` each finished chunk is written
+as a Parquet part before it counts as done (:mod:`dpcap.study._store`), so a sweep that stops
+for any reason resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpcap._core import certify as _certify
+from dpcap._core import validation as check
+from dpcap._core.version import VERSION
+from dpcap.errors import ConvergenceWarning, ParameterError, SweepInterrupted
+from dpcap.study import _run as _sweep_run
+from dpcap.study import _spec as spec_
+from dpcap.study import catalogue as _sweep_queries
+from dpcap.study._store import SPEC_FILE as SPEC_FILE
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["load_sweep", "sweep"]
+
+#: Statuses of rows that met their tolerance; every other status is counted in the warning.
+_GOOD = ("converged",)
+
+
+def sweep(
+    family: Callable[..., Any] | str,
+    grid: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    queries: Any,
+    *,
+    store: str | os.PathLike[str] | None = None,
+    executor: str = "auto",
+    progress: bool | None = None,
+    chunk_size: int | None = None,
+    scheduler: Any = None,
+    workers: int | None = None,
+    retries: int = 2,
+    tol: float = 1e-9,
+    unit: str = "nats",
+    max_iter: int | None = None,
+) -> pd.DataFrame:
+    """Evaluate ``queries`` on ``family(**point)`` for every point of ``grid``: a tidy table.
+
+    Parameters
+    ----------
+    family : callable or str
+        Returns a channel or mechanism from keyword arguments: a constructor of
+        :mod:`dpcap.mechanisms` (or its name, ``"truncated_geometric"``), the user's own
+        function, or ``"package.module:function"``. Worker processes and Dask need a function
+        importable by name (not a lambda or a local function).
+    grid : mapping or sequence of mappings
+        ``{parameter: values}`` — the product of the values, the last parameter varying
+        fastest — or an explicit list of parameter dicts (all with the same keys). Values are
+        numbers, booleans or strings (NaN refused: a point must equal itself to resume).
+    queries : str, sequence or mapping
+        A query name, a list of names and ``(name, params)`` pairs, or ``{name: params}``.
+        Queries: ``capacity``, ``midp``, ``renyi_midp`` (``alpha``), ``correlated_leakage``,
+        ``renyi_capacity`` (``alpha``), ``alpha_leakage`` (``alpha``), ``dp_epsilon``,
+        ``dp_delta`` (``eps``), ``kl_dp``, ``renyi_dp`` (``alpha``), ``tv_dp``,
+        ``max_leakage``, with the keyword parameters of the function of that name. A list of
+        values gives one row per value (``dp_delta`` computes a list of ε as one curve).
+    store : path, optional
+        A directory of Parquet parts (created if missing). Each finished chunk is written
+        atomically before it counts as done; calling ``sweep`` again with the same spec and
+        store computes only the missing points. A store holding another spec (family, grid,
+        queries, options or dpcap version) is refused, naming what differs.
+    executor : {"auto", "serial", "processes", "dask"}
+        ``"serial"``: this process (batched). ``"processes"``: ``workers`` local processes.
+        ``"dask"``: a ``LocalCluster`` of ``workers`` processes, or the cluster of
+        ``scheduler``. ``"auto"``: ``"dask"`` if ``scheduler`` is given, ``"processes"`` if
+        ``workers`` > 1, otherwise ``"serial"``.
+    progress : bool, optional
+        A tqdm bar of grid points (rate, ETA); default: on when stderr is a terminal.
+    chunk_size : int, optional
+        Grid points per chunk (default: about 20 chunks in one process, 32 per worker).
+    scheduler : str or dask.distributed.Client, optional
+        ``"tcp://host:port"`` of a running Dask scheduler, or a ``Client``.
+    workers : int, optional
+        Local worker processes (default: the cores available).
+    retries : int
+        Further attempts of a chunk whose evaluation raised (a worker that died); a chunk
+        that still fails gives rows with status ``failed`` and the error.
+    tol, unit, max_iter
+        Passed to every query that takes them, unless its own parameters set them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sorted by grid point, then by query in the order given (module docstring).
+
+    Raises
+    ------
+    ParameterError
+        Before anything runs: an unknown family or query, a parameter the family or a query
+        does not take, a missing required parameter, an empty grid, a store of another spec.
+    SweepInterrupted
+        On Ctrl-C; finished chunks are in the store.
+
+    Warns
+    -----
+    ConvergenceWarning
+        Once, counting the rows whose status is not ``converged`` (``max_iter``,
+        ``inaccurate``, ``failed``, ``too_large``, …); each row keeps its own message.
+    """
+    fn, ref = spec_.family(family)
+    if store is not None and "<" in ref:  # <lambda>, <locals>: no name tells two of them apart
+        raise ParameterError(
+            f"family {ref} has no name a store can record (a lambda or a local function): "
+            "define it at module level to use store="
+        )
+    grid = spec_.normalise(grid)
+    points = spec_.points(grid, fn)
+    plan = spec_.queries(queries)
+    check.unit_divisor(unit)
+    options = {
+        "tol": check.tolerance(tol),
+        "unit": str(unit),
+        "max_iter": None if max_iter is None else check.max_iter(max_iter),
+    }
+    if store is not None and not os.fspath(store):
+        raise ParameterError("store must be a path, got an empty string")
+    kind, n_workers = _executor(executor, scheduler, workers)
+    if kind in ("processes", "dask"):
+        spec_.picklable(family)
+    size = _chunk_size(chunk_size, len(points), n_workers if kind != "serial" else 1)
+    retries = check.integer(retries, "retries", 0)
+    spec = {
+        "family": ref,
+        "grid": spec_.plain_grid(grid, points),
+        "queries": [[name, params] for name, params in plan],
+        "options": options,
+        "dpcap": _version(),
+    }
+    columns = _columns(points, plan)
+    job = _sweep_run.Job(family if isinstance(family, str) else fn, plan, options)
+
+    from dpcap.study._store import Store
+
+    box = Store(store, spec) if store is not None else None
+    try:
+        frames = _run(
+            job, points, columns, box, kind, n_workers, scheduler, retries, size, progress
+        )
+    except KeyboardInterrupt as stop:
+        done_now = stop.args[0] if stop.args and isinstance(stop.args[0], int) else 0
+        raise SweepInterrupted(
+            done_now, len(points), None if store is None else os.fspath(store)
+        ) from None
+    finally:
+        if box is not None:
+            box.release()
+    if box is not None:
+        frames.insert(0, box.read())
+    table = _sorted(_concat(frames, columns), columns)
+    _report(table)
+    return table
+
+
+def _run(
+    job: _sweep_run.Job,
+    points: list[dict[str, Any]],
+    columns: dict[str, str],
+    box: Any,
+    kind: str,
+    workers: int,
+    scheduler: Any,
+    retries: int,
+    size: int,
+    progress: bool | None,
+) -> list[pd.DataFrame]:
+    """Run the points missing from ``box`` in chunks of ``size``; store each finished chunk.
+
+    Returns the frames not stored (all of them without a store). A ``KeyboardInterrupt`` is
+    re-raised carrying the number of grid points done.
+    """
+    done = box.done() if box is not None else set()
+    todo = [(i, p) for i, p in enumerate(points) if i not in done]
+    chunks = [todo[k : k + size] for k in range(0, len(todo), size)]
+    frames = []
+    bar = _bar(progress, len(points), len(done))
+    finished = len(done)
+    try:
+        for chunk, rows, final in _sweep_run.execute(
+            job, chunks, executor=kind, workers=workers, scheduler=scheduler, retries=retries
+        ):
+            frame = _frame(rows, dict(chunk), columns)
+            if box is not None and final:
+                box.write(frame)
+            else:  # no store, or rows of points that kept failing: a resume tries them again
+                frames.append(frame)
+            finished += len(chunk)
+            bar.update(len(chunk))
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(finished) from None
+    finally:
+        bar.close()
+    return frames
+
+
+def load_sweep(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The table of the sweep stored at ``path``, as :func:`sweep` returned it.
+
+    A store of an unfinished sweep gives the rows of the points done so far.
+    """
+    from dpcap.study._store import Store
+
+    box = Store(path)
+    spec = box.spec
+    plan = [(name, params) for name, params in spec["queries"]]
+    points = spec_.grid_from_plain(spec["grid"])
+    return _sorted(box.read(), _columns(points, plan))
+
+
+def _executor(executor: Any, scheduler: Any, workers: Any) -> tuple[str, int]:
+    check.choice(executor, _sweep_run.EXECUTORS, "executor")
+    if workers is not None:
+        workers = check.integer(workers, "workers", 1)
+    if scheduler is not None and executor not in ("auto", "dask"):
+        raise ParameterError(f"scheduler is for executor='dask', got executor={executor!r}")
+    if executor == "auto":
+        if scheduler is not None:
+            executor = "dask"
+        else:
+            executor = "processes" if (workers or 1) > 1 else "serial"
+    return executor, _sweep_run.local_workers(workers) if executor != "serial" else 1
+
+
+def _chunk_size(chunk_size: Any, points: int, workers: int) -> int:
+    if chunk_size is None:
+        return _sweep_run.default_chunk_size(points, workers)
+    return check.integer(chunk_size, "chunk_size", 1)
+
+
+def _version() -> str:
+    return VERSION
+
+
+# --- the table ----------------------------------------------------------------------------
+
+
+def _columns(
+    points: list[dict[str, Any]], plan: list[tuple[str, dict[str, Any]]]
+) -> dict[str, str]:
+    """Column name -> dtype, in table order (grid parameters typed by their values).
+
+    A query parameter named like a grid parameter (``eps`` of ``dp_delta`` in a sweep over the
+    family's ``eps``) gets the column ``query_<name>``.
+    """
+    columns = {"point": "int64"}
+    for key in points[0]:
+        columns[key] = _dtype([p[key] for p in points])
+    columns["query"] = "object"
+    grid = set(points[0])
+    for _, params in plan:
+        for key in params:
+            name = _query_column(key, grid)
+            if name not in columns:
+                columns[name] = "float64" if key in ("eps", "alpha") else "object"
+    for name in _sweep_queries.RESULT_COLUMNS:
+        columns[name] = {
+            "iterations": "int64",
+            "status": "object",
+            "method": "object",
+            "unit": "object",
+            "message": "object",
+        }.get(name, "float64")
+    return columns
+
+
+def _query_column(key: str, grid: set[str]) -> str:
+    return f"query_{key}" if key in grid or key == "point" else key
+
+
+def _dtype(values: list[Any]) -> str:
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "int64"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "float64"
+    return "object"
+
+
+def _frame(
+    rows: list[dict[str, Any]], params: dict[int, dict[str, Any]], columns: dict[str, str]
+) -> pd.DataFrame:
+    """One chunk's rows as a DataFrame with every column, in order, plus the sort keys."""
+    import pandas as pd
+
+    types = columns | {"_q": "int64", "_k": "int64"}
+    data: dict[str, list[Any]] = {name: [] for name in types}
+    grid = set(next(iter(params.values()), {}))
+    for row in rows:
+        own = {(_query_column(k, grid) if k in grid else k): v for k, v in row.items()}
+        full = params[row["point"]] | own
+        for name, values in data.items():
+            values.append(full.get(name))
+    arrays = {}
+    for name, dtype in types.items():
+        values = data[name]
+        if dtype == "object":  # element by element: a value is never unpacked into a row
+            arrays[name] = np.empty(len(values), dtype=object)
+            arrays[name][:] = values
+            continue
+        if dtype == "float64":
+            values = [math.nan if v is None else v for v in values]
+        arrays[name] = np.array(values, dtype=np.dtype(dtype))
+    return pd.DataFrame(arrays)
+
+
+def _concat(frames: list[pd.DataFrame], columns: dict[str, str]) -> pd.DataFrame:
+    import pandas as pd
+
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return _frame([], {}, columns)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _sorted(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """Rows ordered by grid point, then query and element; the sort keys dropped."""
+    if frame.empty:
+        return _frame([], {}, columns).drop(columns=["_q", "_k"])
+    frame = frame.sort_values(["point", "_q", "_k"], kind="stable").reset_index(drop=True)
+    frame = frame.drop(columns=["_q", "_k"])
+    for name, dtype in columns.items():
+        if frame[name].dtype != dtype:
+            frame[name] = frame[name].astype(np.dtype(dtype))
+    return frame[list(columns)]
+
+
+def _bar(progress: bool | None, total: int, initial: int) -> Any:
+    enabled = sys.stderr.isatty() if progress is None else bool(progress)
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, unit="pt", desc="sweep", disable=not enabled)
+
+
+def _report(table: pd.DataFrame) -> None:
+    bad = table[~table["status"].isin(_GOOD)]
+    if len(bad):
+        counts = ", ".join(f"{s}: {n}" for s, n in bad["status"].value_counts().items())
+        _certify.warn(
+            f"sweep: {len(bad)} of {len(table)} rows did not converge ({counts}); see their "
+            "status and message columns",
+            ConvergenceWarning,
+        )
