@@ -14,11 +14,15 @@ table with units, or as JSON with ``--json``. ``dpcap --help`` lists the subcomm
     without ``--neighbors`` its rows are databases under ``"hamming"`` (every pair of rows,
     for one entry), so a noise channel on a line of values (a truncated geometric) needs
     ``--neighbors line`` to report its ε.
-``dpcap capacity bsc.csv --unit bits``
-    The certified Shannon capacity and an optimal prior (:func:`dpcap.capacity`).
-``dpcap midp xor.csv --shape 2,2``
-    The MI-DP level of Cuff and Yu with its witness and the level of each entry
-    (:func:`dpcap.midp`; with ``--alpha`` the Rényi MI-DP, :func:`dpcap.renyi_midp`).
+``dpcap capacity bsc.csv --unit bits``, ``dpcap midp xor.csv --shape 2,2``, ...
+    One subcommand per query of the catalogue (:mod:`dpcap.study.catalogue`), generated from
+    it with its options and ``--help``: every point query of a mechanism (``capacity``,
+    ``midp``, ``renyi_midp``, ``renyi_capacity``, ``max_leakage``, ``mutual_information
+    --prior``, ``g_leakage --prior --gain``, ``dp_epsilon``, ``dp_delta --eps``, ``kl_dp``,
+    ``renyi_dp --alpha``, ``tv_dp``, ``metric_epsilon --metric``, ...) and every trade-off
+    query of a problem (``rate_distortion --D`` and ``privacy_distortion --D`` of a distortion
+    matrix and a prior, ``privacy_funnel --R`` of a joint law, ...). The result is printed
+    with its unit, certified bracket, status and attaining object.
 ``dpcap renyi bsc.csv --alpha 0.5,2,inf --plot profile.png``
     Rényi capacities ``C_α``, the diameter and the Rényi DP level over the orders
     (:func:`dpcap.renyi_profile`, :func:`dpcap.renyi_dp`).
@@ -82,6 +86,7 @@ import numpy as np
 
 from dpcap._core import validation as check
 from dpcap.channel import Mechanism, as_mechanism
+from dpcap.cli import _catalogue as _cli_catalogue
 from dpcap.cli import _io as io
 from dpcap.cli import _queries as _cli_queries
 from dpcap.cli import _sweep as _cli_sweep
@@ -280,6 +285,7 @@ def _parser() -> argparse.ArgumentParser:
     io.add_output(cmd, plot="the delta(eps) curve")
     cmd.set_defaults(run=_run_audit)
 
+    _cli_catalogue.add_parsers(sub)
     _cli_queries.add_parsers(sub)
     _cli_tradeoffs.add_parsers(sub)
     sweep = _cli_sweep.add_parser(sub)

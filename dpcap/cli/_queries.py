@@ -1,4 +1,5 @@
-"""``dpcap capacity``, ``midp``, ``renyi`` and ``delta``: queries of one channel or mechanism.
+"""``dpcap renyi`` and ``delta``: profiles of one channel or mechanism over a grid of orders
+or levels (the point queries are generated from the catalogue: :mod:`dpcap.cli._catalogue`).
 
 Each command reads its file (:func:`dpcap.cli._io.read_input`), calls the library function of
 the same name and renders its result: a table with units, or the result's ``to_dict()`` as
@@ -16,11 +17,9 @@ import numpy as np
 
 from dpcap.cli import _io as io
 from dpcap.errors import DpcapError
-from dpcap.mi_dp import midp, renyi_midp
 from dpcap.neighbors import NEIGHBOR_NAMES, describe
 from dpcap.privacy import dp_delta_curve, dp_epsilon, renyi_dp, tv_dp
 from dpcap.renyi import renyi_profile
-from dpcap.shannon.shannon_capacity import capacity
 
 __all__ = ["DEFAULT_ALPHAS", "add_parsers", "plot_levels"]
 
@@ -37,48 +36,7 @@ NEIGHBORS_HELP = (
 
 
 def add_parsers(sub: Any) -> None:
-    """Add ``capacity``, ``midp``, ``renyi`` and ``delta`` to the subparsers ``sub``."""
-    cmd = sub.add_parser(
-        "capacity",
-        help="Shannon capacity max_p I(X;Y) of a channel, certified",
-        description="The Shannon capacity C = max_p I(X;Y) of a channel W[x, y] = P(y | x), "
-        "with a certified bracket lower <= C <= upper and an optimal prior (dpcap.capacity). "
-        "For a database mechanism it is the free-lunch privacy sup I(X^n; Y).",
-        epilog="example:\n  dpcap capacity bsc.csv --unit bits",
-        formatter_class=FORMAT,
-    )
-    cmd.add_argument("file", type=Path, help=INPUT_HELP)
-    cmd.add_argument("--method", choices=("ba", "conic"), help="engine (default ba)")
-    cmd.add_argument("--solver", help="cvxpy solver for --method conic (default CLARABEL)")
-    io.add_solve_options(cmd, tol="default 1e-9")
-    io.add_output(cmd)
-    cmd.set_defaults(run=run_capacity)
-
-    cmd = sub.add_parser(
-        "midp",
-        help="mutual-information DP of a mechanism (Cuff & Yu)",
-        description="The MI-DP level max_i sup I(X_i; Y | X^-i) of a database mechanism "
-        "(Cuff & Yu, Def. 2), certified, with its witness and the personalised level of each "
-        "entry (dpcap.midp); with --alpha the Renyi MI-DP of that order (dpcap.renyi_midp).",
-        epilog="examples:\n  dpcap midp xor.csv --shape 2,2\n"
-        "  dpcap midp M.json --group 0,1 --unit bits",
-        formatter_class=FORMAT,
-    )
-    cmd.add_argument("file", type=Path, help=INPUT_HELP)
-    cmd.add_argument("--shape", type=io.integers(1), metavar="M1,M2,..", help=SHAPE_HELP)
-    cmd.add_argument(
-        "--group", type=io.integers(0), metavar="I1,I2,..", help="entries of a group, e.g. 0,1"
-    )
-    cmd.add_argument(
-        "--alpha",
-        type=io.number("order", allow_inf=True),
-        metavar="A",
-        help="a Renyi order in [0, inf]: the Renyi MI-DP of that order instead of the Shannon one",
-    )
-    io.add_solve_options(cmd, tol="default 1e-9, per slice")
-    io.add_output(cmd)
-    cmd.set_defaults(run=run_midp)
-
+    """Add ``renyi`` and ``delta`` to the subparsers ``sub``."""
     cmd = sub.add_parser(
         "renyi",
         help="Renyi capacities C_alpha over alpha, and the Renyi DP levels",
@@ -128,76 +86,6 @@ def add_parsers(sub: Any) -> None:
 
 
 # --- the commands -------------------------------------------------------------------------
-
-
-def run_capacity(args: argparse.Namespace) -> str:
-    """``dpcap capacity``: the text or JSON to print."""
-    data = io.read_input(args.file)
-    if data.shape is not None:  # the file's domain is checked against its rows
-        io.check_shape(data.shape, data.matrix.shape[0], data, args)
-    res = capacity(data.matrix, **io.given(args, "method", "solver", "tol", "max_iter", "unit"))
-    if args.json:
-        return io.dump({"command": "capacity", "input": str(args.file), "result": res.to_dict()})
-    unit = res.unit
-    rows, cols = data.matrix.shape
-    return "\n".join(
-        [
-            f"dpcap capacity: {data.label} ({rows} inputs, {cols} outputs)",
-            io.key_values(
-                [
-                    ("capacity C = max_p I(X;Y)", f"{io.fmt(res.value)} {unit}"),
-                    ("certified bracket", _bracket(res, "C")),
-                    ("status", io.status_text(res)),
-                    ("optimal prior", io.vector(res.prior)),
-                ]
-            ),
-        ]
-    )
-
-
-def run_midp(args: argparse.Namespace) -> str:
-    """``dpcap midp``: the text or JSON to print."""
-    data = io.read_input(args.file)
-    mech = io.mechanism(data, args)
-    options = io.given(args, "group", "tol", "max_iter", "unit")
-    if "group" in options and len(options["group"]) == 1:
-        options["group"] = options["group"][0]
-    res = midp(mech, **options) if args.alpha is None else renyi_midp(mech, args.alpha, **options)
-    if args.json:
-        return io.dump(
-            {
-                "command": "midp",
-                "input": str(args.file),
-                "alpha": args.alpha,
-                "result": res.to_dict(),
-            }
-        )
-    if args.alpha is None:
-        what = "MI-DP = max sup I"
-    else:
-        what = f"Renyi MI-DP of order {io.fmt(args.alpha)} = max sup I_alpha"
-    scope = "X_I; Y | X^-I), group" if "group" in options else "X_i; Y | X^-i)"
-    lines = [
-        f"dpcap midp: {data.label} (domain shape {io.shape_text(mech.shape)}, "
-        f"{mech.n_outputs} outputs)",
-        io.key_values(
-            [
-                (f"{what}({scope}", f"{io.fmt(res.value)} {res.unit}"),
-                ("certified bracket", _bracket(res, "MI-DP")),
-                ("attained at entry", f"{res.entry}, other entries = {res.context}"),
-                ("prior on the entry", io.vector(res.prior)),
-                ("status", f"{res.status}, {res.slices} distinct slices ({res.method})"),
-            ]
-        ),
-    ]
-    if "group" not in options and len(res.per_entry) > 1:
-        rows = [
-            [str(i), io.fmt(upper), io.fmt(lower)]
-            for i, (upper, lower) in enumerate(zip(res.per_entry, res.per_entry_lower, strict=True))
-        ]
-        lines.append("  per entry (personalised MI-DP, Cuff & Yu 6.1):")
-        lines.append(io.table(["entry", f"upper [{res.unit}]", f"lower [{res.unit}]"], rows, 4))
-    return "\n".join(lines)
 
 
 def run_renyi(args: argparse.Namespace) -> str:

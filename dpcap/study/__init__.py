@@ -9,6 +9,7 @@
 """
 
 from dpcap.study.calibration import calibrate
+from dpcap.study.catalogue import register_query, unregister_query
 from dpcap.study.sweeps import load_sweep, sweep
 
-__all__ = ["calibrate", "load_sweep", "sweep"]
+__all__ = ["calibrate", "load_sweep", "register_query", "sweep", "unregister_query"]

@@ -19,11 +19,12 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dpcap.errors import ParameterError
-from dpcap.study import catalogue as _sweep_queries
+from dpcap.study import _evaluate
+from dpcap.study.catalogue import Query
 
 __all__ = ["EXECUTORS", "Job", "default_chunk_size", "execute", "resolve_family"]
 
@@ -56,15 +57,18 @@ def resolve_family(family: Callable[..., Any] | str) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class Job:
-    """What every chunk needs: the family (a callable or its reference), queries, options."""
+    """What every chunk needs: the family (a callable or its reference), queries, options,
+    and the catalogue entries of the queries (a worker process does not see the queries
+    registered in its parent)."""
 
     family: Callable[..., Any] | str
     queries: list[tuple[str, dict[str, Any]]]
     options: dict[str, Any]
+    catalog: dict[str, Query] = field(default_factory=dict)
 
     def __call__(self, chunk: Chunk) -> Rows:
-        return _sweep_queries.evaluate(
-            resolve_family(self.family), chunk, self.queries, self.options
+        return _evaluate.evaluate(
+            resolve_family(self.family), chunk, self.queries, self.options, self.catalog
         )
 
 
@@ -77,9 +81,9 @@ def failed_rows(job: Job, chunk: Chunk, message: str) -> Rows:
     """Rows with status ``failed`` for every point and query of a chunk that kept failing."""
 
     def fail(**_: Any) -> Any:
-        raise _sweep_queries.ChunkError(message)
+        raise _evaluate.ChunkError(message)
 
-    return _sweep_queries.evaluate(fail, chunk, job.queries, job.options)
+    return _evaluate.evaluate(fail, chunk, job.queries, job.options, job.catalog)
 
 
 def default_chunk_size(points: int, workers: int) -> int:

@@ -22,7 +22,7 @@ from dpcap import mechanisms
 from dpcap._core import validation as check
 from dpcap.errors import ParameterError
 from dpcap.study import _run as _sweep_run
-from dpcap.study import catalogue as _sweep_queries
+from dpcap.study import catalogue
 
 __all__ = [
     "LISTABLE",
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 #: Column names a grid parameter may not take.
-RESERVED = ("point", "query", "_q", "_k", *_sweep_queries.RESULT_COLUMNS)
+RESERVED = ("point", "query", "_q", "_k", *catalogue.RESULT_COLUMNS)
 
 #: Query parameters that may be given as a list (one row per value); any other is one value.
 LISTABLE = ("alpha", "eps", "tol", "unit", "max_iter", "entry", "kind", "method", "solver")
@@ -251,11 +251,12 @@ def queries(queries: Any) -> list[tuple[str, dict[str, Any]]]:
     plan: list[tuple[str, dict[str, Any]]] = []
     for item in items:
         name, params = (item, {}) if isinstance(item, str) else _pair(item)
-        _sweep_queries.query(name)
+        spec = catalogue.query(name)
         params = {
-            k: _query_value(v, f"queries: {name} parameter {k}", k) for k, v in params.items()
+            k: _query_value(v, f"queries: {name} parameter {k}", k, spec.kind(k))
+            for k, v in params.items()
         }
-        _sweep_queries.check_params(name, params)
+        catalogue.check_params(name, params)
         plan += _expanded(name, params)
     seen = set()
     for name, params in plan:
@@ -280,7 +281,17 @@ def _pair(item: Any) -> tuple[str, dict[str, Any]]:
     )
 
 
-def _query_value(value: Any, where: str, key: str) -> Any:
+def _query_value(value: Any, where: str, key: str, kind: str) -> Any:
+    if kind in ("vector", "matrix"):  # one array-valued parameter (a prior, a gain matrix)
+        if value is None:
+            return None
+        array = check.real_array(value, where)
+        if array.ndim != (1 if kind == "vector" else 2) or array.size > MAX_ARRAY_PARAMETER:
+            raise ParameterError(
+                f"{where} must be a {kind} of at most {MAX_ARRAY_PARAMETER} numbers, got "
+                f"{check.show(value)}"
+            )
+        return _frozen(array.tolist())
     if isinstance(value, (list, tuple, np.ndarray)):
         if key not in LISTABLE:
             raise ParameterError(
@@ -292,6 +303,15 @@ def _query_value(value: Any, where: str, key: str) -> Any:
             raise ParameterError(f"{where} must hold at least one value, got none")
         return values
     return None if value is None else scalar(value, where)
+
+
+#: Most numbers an array-valued query parameter may hold (it is recorded in the spec).
+MAX_ARRAY_PARAMETER = 1 << 16
+
+
+def _frozen(value: Any) -> Any:
+    """Nested lists as nested tuples: one value, never expanded into one row per element."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 def _expanded(name: str, params: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

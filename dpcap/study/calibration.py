@@ -51,7 +51,7 @@ from dpcap.mechanisms import counting_query
 from dpcap.result import CalibrationResult
 from dpcap.solvers import itp
 from dpcap.study import _spec as _sweep_spec
-from dpcap.study import catalogue as _sweep_queries
+from dpcap.study import catalogue
 
 __all__ = ["calibrate"]
 
@@ -119,9 +119,11 @@ def calibrate(
     param : str
         The keyword argument of ``family`` to calibrate (e.g. ``"eps"``, ``"sigma"``).
     measure : str
-        A point query: ``capacity``, ``midp``, ``renyi_midp``, ``correlated_leakage``,
-        ``renyi_capacity``, ``alpha_leakage``, ``dp_epsilon``, ``dp_delta``, ``kl_dp``,
-        ``renyi_dp``, ``tv_dp`` or ``max_leakage``.
+        A query of the catalogue (:data:`dpcap.study.catalogue.QUERIES`): a point query of a
+        mechanism (``capacity``, ``midp``, ``renyi_capacity``, ``dp_delta``, ``max_leakage``,
+        ``g_leakage`` at a ``prior``, ...), a trade-off query of the problem the family
+        builds (``rate_distortion`` at ``D``, ...) or one registered with
+        :func:`dpcap.register_query`.
     target : float
         The level the measure must not exceed, ``≥ 0``, in the measure's unit (``unit`` in
         ``measure_kwargs``, nats by default; a probability for ``dp_delta`` and ``tv_dp``).
@@ -131,7 +133,7 @@ def calibrate(
         The family's other keyword arguments (``{"n": 100}``).
     measure_kwargs : mapping, keyword-only, optional
         The measure's own arguments: ``alpha`` for the Rényi queries, ``eps`` for ``dp_delta``,
-        ``tol``, ``unit``, ``neighbors``, …
+        ``prior`` (an array) for the queries at a prior, ``tol``, ``unit``, ``neighbors``, …
     tol, atol : float, keyword-only
         Stop when the parameter's bracket is at most ``max(tol·|θ_F|, atol)`` wide: ``tol`` is
         relative (default ``1e-6``), ``atol`` absolute (default 0).
@@ -247,12 +249,12 @@ def calibrate(
 
 def _measure(
     measure: Any, measure_kwargs: Mapping[str, Any] | None
-) -> tuple[str, _sweep_queries.Query, dict[str, Any], str]:
+) -> tuple[str, catalogue.Query, dict[str, Any], str]:
     """The query, its checked arguments and the unit of its values."""
-    if not isinstance(measure, str) or measure not in _sweep_queries.QUERIES:
+    if not isinstance(measure, str) or measure not in catalogue.QUERIES:
         raise ParameterError(
             f"measure: unknown measure {check.show(measure)}; known measures: "
-            f"{', '.join(_sweep_queries.QUERIES)}"
+            f"{', '.join(catalogue.QUERIES)}"
         )
     if measure_kwargs is None:
         kwargs: dict[str, Any] = {}
@@ -263,18 +265,19 @@ def _measure(
             f"measure_kwargs must be a mapping of the measure's arguments, got "
             f"{check.show(measure_kwargs)}"
         )
+    query = catalogue.query(measure)
     for key, value in kwargs.items():
-        if isinstance(value, (list, tuple)):
+        array = key in query.parameters and query.kind(key) in ("vector", "matrix")
+        if isinstance(value, (list, tuple)) and not array:
             raise ParameterError(
                 f"measure_kwargs[{key!r}] must be one value (a calibration is a point query), "
                 f"got {check.show(value)}"
             )
     try:
-        _sweep_queries.check_params(measure, kwargs)
+        catalogue.check_params(measure, kwargs)
     except ParameterError as exc:
         text = str(exc).removeprefix("queries: ")
         raise ParameterError(f"measure_kwargs: {text}") from None
-    query = _sweep_queries.query(measure)
     unit = str(kwargs.get("unit", "nats")) if query.unit == "option" else query.unit
     return measure, query, kwargs, unit
 
@@ -355,7 +358,7 @@ class _Search:
     def __init__(
         self,
         build: Callable[[float], Any],
-        query: _sweep_queries.Query,
+        query: catalogue.Query,
         kwargs: dict[str, Any],
         name: str,
         param: str,
@@ -365,15 +368,15 @@ class _Search:
         self.name, self.param, self.target = name, param, target
         self.points: list[_Point] = []
         self.calls = self.retries = 0
-        takes = query.parameters.get("tol")  # a measure without tol is never re-evaluated
-        self.tol = float(kwargs.get("tol", takes.default)) if takes is not None else 0.0
+        takes = "tol" in query.parameters  # a measure without tol is never re-evaluated
+        self.tol = float(kwargs.get("tol", query.default("tol"))) if takes else 0.0
         self.closed = False
 
     def _call(self, theta: float, mechanism: Any, kwargs: dict[str, Any]) -> Any:
         self.calls += 1
         with warnings.catch_warnings():  # the bracket is used whatever its width
             warnings.simplefilter("ignore", ConvergenceWarning)
-            result = self.query.function(mechanism, **kwargs)
+            result = self.query.call(mechanism, kwargs)
         if hasattr(result, "lower") and hasattr(result, "upper"):
             ends = (float(result.lower), float(result.upper))
         else:

@@ -1,53 +1,84 @@
-"""The queries a sweep asks, and the evaluation of one chunk of grid points into table rows.
+"""The query catalogue: every question dpcap can ask of a mechanism, registered once.
 
-A chunk is evaluated in one process: its instances are built once, then each query runs over
-all of them. Three queries take a faster path than a loop of single calls, each computing
-exactly what the single call would certify:
+A *query* is a library function together with what it needs from an instance and how its
+number is reported. Sweeps (:func:`dpcap.sweep`), calibration (:func:`dpcap.calibrate`) and the
+command line (one ``dpcap`` subcommand per query, its options and ``--help`` read from here)
+all take their queries from :data:`QUERIES`, so a query registered once is asked everywhere.
 
-* ``capacity`` (default method) goes through :func:`dpcap.capacities` on the chunk's
-  instances, which groups channels by size and runs each group as one batch;
-* ``midp`` of a one-entry mechanism (a plain channel) is its Shannon capacity — with a single
-  entry there is no context, ``sup_P I(X_1; Y | X^{-1}) = sup_P I(X_1; Y)`` (Cuff & Yu 2016,
-  Def. 2 with n = 1) — so it reuses that batch;
-* ``dp_delta`` with a list of ε is one :func:`dpcap.dp_delta_curve` call per instance.
+Two kinds are catalogued:
 
-An instance whose construction or query raises :class:`~dpcap.errors.ProblemTooLargeError`
-becomes a row with status ``too_large``; any other exception a row with status ``failed``;
-both carry the message and a NaN value. The sweep never stops on one instance.
+* **point queries of a mechanism**: the instance is a mechanism or a channel matrix, passed as
+  the function's first argument (``capacity``, ``midp``, ``renyi_capacity``, ``dp_epsilon``,
+  ...). A prior, a gain or a metric is a *query parameter*: ``mutual_information`` at
+  ``prior=[0.3, 0.7]`` is the mechanism's mutual information at that prior;
+* **trade-off queries of a problem**: the instance is a mapping holding the problem's data,
+  e.g. ``{"prior": p, "distortion": d}`` for ``rate_distortion`` and ``privacy_distortion``
+  (the level ``D`` is the query parameter) or ``{"joint": P}`` for ``privacy_funnel`` at ``R``.
+  A sweep's family then returns that mapping.
+
+Register your own with :func:`register_query` (a function of an instance returning a result
+or a float)::
+
+    >>> import numpy as np
+    >>> import dpcap
+    >>> from dpcap.study import register_query, unregister_query
+    >>> def smallest_entry(W, /, *, unit="nats"):
+    ...     "The smallest probability of the channel (a toy query)."
+    ...     return float(np.min(np.asarray(W)))
+    >>> spec = register_query("smallest_entry", smallest_entry, unit="")
+    >>> spec.parameters, spec.unit
+    (('unit',), '')
+    >>> table = dpcap.sweep("binary_symmetric", {"p": [0.1, 0.2]}, "smallest_entry",
+    ...                     progress=False)
+    >>> table["value"].round(12).tolist()
+    [0.1, 0.2]
+    >>> unregister_query("smallest_entry")
+
+The sweep runs each query in the process that evaluates the grid point (a worker, with
+``executor="processes"`` or Dask): a registered function must then be importable by its module
+and name (a module-level function, not a lambda).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-import math
-import time
-import warnings
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
 from dpcap._core import validation as check
-from dpcap.channel import Mechanism
-from dpcap.errors import ConvergenceWarning, ParameterError, ProblemTooLargeError
+from dpcap.errors import ParameterError
+from dpcap.gain_capacity import g_capacity
+from dpcap.measures import min_entropy_leakage, mutual_information
+from dpcap.metric_privacy import metric_epsilon
 from dpcap.mi_dp import correlated_leakage, midp, renyi_midp
 from dpcap.neighbors import NEIGHBOR_NAMES
-from dpcap.privacy import (
-    dp_delta,
-    dp_delta_curve,
-    dp_epsilon,
-    kl_dp,
-    max_leakage,
-    renyi_dp,
-    tv_dp,
-)
+from dpcap.privacy import dp_delta, dp_epsilon, kl_dp, max_leakage, renyi_dp, tv_dp
+from dpcap.qif import g_leakage
 from dpcap.renyi import alpha_leakage, renyi_capacity
-from dpcap.shannon.shannon_capacity import capacities, capacity
+from dpcap.shannon import capacity
+from dpcap.tradeoffs import (
+    information_bottleneck,
+    mi_privacy_distortion,
+    optimal_mechanism,
+    privacy_distortion,
+    privacy_funnel,
+    rate_distortion,
+)
 
-__all__ = ["QUERIES", "RESULT_COLUMNS", "Query", "evaluate", "query"]
+__all__ = [
+    "KINDS",
+    "QUERIES",
+    "RESULT_COLUMNS",
+    "Query",
+    "check_params",
+    "query",
+    "register_query",
+    "unregister_query",
+]
 
-#: The columns every row has after the grid and query parameters, in this order.
+#: The columns every row of a sweep has after the grid and query parameters, in this order.
 RESULT_COLUMNS = (
     "value",
     "lower",
@@ -60,60 +91,250 @@ RESULT_COLUMNS = (
     "seconds",
 )
 
-#: Statuses a sweep row can have beyond the engines' own (:class:`dpcap.Status`).
-TOO_LARGE = "too_large"
-FAILED = "failed"
+#: How a parameter's value is read (the command line) and checked (sweeps, calibration), by
+#: name: ``number``, ``order`` (``[0, ∞]``), ``level`` (``≥ 0``, ``∞`` allowed), ``integer``,
+#: ``integers`` (a tuple), ``vector`` and ``matrix`` (arrays: one value, never a list of
+#: values), ``relation`` (a neighbour relation's name), ``unit``, ``text``. A parameter of a
+#: registered function whose name is not here is read by its annotation (``float``, ``int``),
+#: else as text.
+KINDS: dict[str, str] = {
+    "alpha": "order",
+    "eps": "level",
+    "D": "number",
+    "R": "number",
+    "budget": "number",
+    "peak": "number",
+    "tol": "number",
+    "time_limit": "number",
+    "max_iter": "integer",
+    "entry": "integer",
+    "seed": "integer",
+    "group": "integers",
+    "shape": "integers",
+    "prior": "vector",
+    "cost": "vector",
+    "gain": "matrix",
+    "loss": "matrix",
+    "metric": "matrix",
+    "neighbors": "relation",
+    "unit": "unit",
+    "kind": "text",
+    "method": "text",
+    "solver": "text",
+}
 
-#: Sweep-wide options handed to every query that takes them (unless the query sets its own).
-OPTIONS = ("tol", "unit", "max_iter")
+#: Checks of values whose kind says how, run when a spec is read (before anything runs).
+_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "order": lambda v, n: check.order(v, n),
+    "level": lambda v, n: check.nonnegative_scalar(v, n),
+    "relation": lambda v, n: check.choice(v, NEIGHBOR_NAMES, n),
+    "unit": lambda v, n: check.unit_divisor(v),
+    "vector": lambda v, n: check.real_array(v, n),
+    "matrix": lambda v, n: check.real_array(v, n),
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Query:
-    """A point query: its function, the parameters it takes and how its number is reported.
+    """A catalogued query: its function, what the instance supplies, and its unit.
 
-    ``unit`` is the unit of a query returning a plain number: ``"option"`` for the sweep's
-    ``unit`` (or the query's own), a fixed string otherwise (``""``: a probability).
+    Attributes
+    ----------
+    name : str
+        The name sweeps, calibration and the command line use (``dpcap <name>``, with ``-``).
+    function : callable
+        The library function. Its positional parameters named in ``inputs`` come from the
+        instance; every other parameter is a query parameter.
+    inputs : tuple of str
+        The function's parameters filled from the instance: one (the instance itself, a
+        mechanism or a matrix) or several (the instance is a mapping with these keys).
+    unit : str
+        The unit of a query returning a plain number: ``"option"`` for the ``unit`` argument
+        (nats by default), a fixed string otherwise (``""``: a probability or a ratio). A
+        result object carries its own unit.
+    summary : str
+        One line saying what the query computes (its ``--help``).
     """
 
+    name: str
     function: Callable[..., Any]
+    inputs: tuple[str, ...]
     unit: str = "option"
+    summary: str = ""
 
     @property
-    def parameters(self) -> dict[str, inspect.Parameter]:
-        """The keyword parameters after the mechanism (positional-only first argument)."""
-        params = list(inspect.signature(self.function).parameters.values())
-        return {p.name: p for p in params[1:]}
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.function)
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The query parameters (everything but the inputs), in the function's order."""
+        return tuple(n for n in self.signature.parameters if n not in self.inputs)
 
     @property
     def required(self) -> tuple[str, ...]:
-        return tuple(n for n, p in self.parameters.items() if p.default is inspect.Parameter.empty)
+        """The query parameters without a default."""
+        params = self.signature.parameters
+        empty = inspect.Parameter.empty
+        return tuple(n for n in self.parameters if params[n].default is empty)
+
+    def kind(self, parameter: str) -> str:
+        """How ``parameter`` is read and checked (:data:`KINDS`, else its annotation)."""
+        if parameter in KINDS:
+            return KINDS[parameter]
+        if parameter not in self.signature.parameters:
+            return "text"  # not a parameter of this query: check_params says so
+        annotation = str(self.signature.parameters[parameter].annotation)
+        if re.fullmatch(r"(builtins\.)?float|<class 'float'>", annotation):
+            return "number"
+        if re.fullmatch(r"(builtins\.)?int|<class 'int'>", annotation):
+            return "integer"
+        return "text"
+
+    def default(self, parameter: str) -> Any:
+        value = self.signature.parameters[parameter].default
+        return None if value is inspect.Parameter.empty else value
+
+    def help(self, parameter: str) -> str:
+        """The parameter's description in the function's numpydoc docstring (its first line)."""
+        doc = inspect.getdoc(self.function) or ""
+        match = re.search(
+            rf"^(?:[\w, ]*\b)?{re.escape(parameter)}\b[\w, ]* :[^\n]*\n((?:    [^\n]*\n?)+)",
+            doc,
+            re.M,
+        )
+        if match is None:
+            return ""
+        text = " ".join(line.strip() for line in match.group(1).splitlines())
+        return re.sub(r"``|:\w+:`~?|`", "", text).split(". ")[0].rstrip(".")
+
+    def call(self, instance: Any, params: Mapping[str, Any]) -> Any:
+        """The function on ``instance`` with ``params``: ``function(*inputs, **params)``, the
+        positional parameters that are not inputs taken from ``params`` by name."""
+        values = self._inputs(instance)
+        args: list[Any] = []
+        kwargs = dict(params)
+        for p in self.signature.parameters.values():
+            if p.kind is not inspect.Parameter.POSITIONAL_ONLY:
+                break
+            if p.name in values:
+                args.append(values[p.name])
+            elif p.name in kwargs:
+                args.append(kwargs.pop(p.name))
+            elif p.default is not inspect.Parameter.empty:
+                args.append(p.default)
+            else:
+                raise ParameterError(f"queries: {self.name} needs the parameter {p.name}")
+        extra = {k: values[k] for k in self.inputs if k in values and k not in self._positional()}
+        return self.function(*args, **extra, **kwargs)
+
+    def _positional(self) -> tuple[str, ...]:
+        kind = inspect.Parameter.POSITIONAL_ONLY
+        return tuple(n for n, p in self.signature.parameters.items() if p.kind is kind)
+
+    def _inputs(self, instance: Any) -> dict[str, Any]:
+        if len(self.inputs) == 1 and not (
+            isinstance(instance, Mapping) and set(instance) == set(self.inputs)
+        ):
+            return {self.inputs[0]: instance}
+        if not isinstance(instance, Mapping) or not set(self.inputs) <= set(instance):
+            have = sorted(instance) if isinstance(instance, Mapping) else type(instance).__name__
+            raise ParameterError(
+                f"queries: {self.name} takes a mapping with the keys "
+                f"{', '.join(self.inputs)} (the problem), got {have}"
+            )
+        return {k: instance[k] for k in self.inputs}
 
 
-QUERIES: dict[str, Query] = {
-    "capacity": Query(capacity),
-    "midp": Query(midp),
-    "renyi_midp": Query(renyi_midp),
-    "correlated_leakage": Query(correlated_leakage),
-    "renyi_capacity": Query(renyi_capacity),
-    "alpha_leakage": Query(alpha_leakage),
-    "dp_epsilon": Query(dp_epsilon, unit="nats"),
-    "dp_delta": Query(dp_delta, unit=""),
-    "kl_dp": Query(kl_dp),
-    "renyi_dp": Query(renyi_dp),
-    "tv_dp": Query(tv_dp, unit=""),
-    "max_leakage": Query(max_leakage),
-}
+def _summary(function: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(function) or ""
+    first = doc.split("\n\n")[0].replace("\n", " ").strip()
+    return re.sub(r"``|:\w+:`~?|`", "", first)
 
-#: Parameters whose values are checked when the spec is read, before anything runs.
-_CHECKS: dict[str, Callable[[Any, str], Any]] = {
-    "neighbors": lambda v, n: check.choice(v, NEIGHBOR_NAMES, n),
-    "alpha": lambda v, n: check.order(v, n),
-    "eps": lambda v, n: check.nonnegative_scalar(v, n),
-    "tol": lambda v, n: check.tolerance(v),
-    "max_iter": lambda v, n: check.max_iter(v),
-    "unit": lambda v, n: check.unit_divisor(v),
-}
+
+#: Every catalogued query by name, in the order they are listed (``dpcap --help``).
+QUERIES: dict[str, Query] = {}
+
+#: The names dpcap registers itself (they cannot be unregistered or replaced).
+BUILT_IN: frozenset[str] = frozenset()
+
+
+def register_query(
+    name: str,
+    function: Callable[..., Any],
+    *,
+    inputs: tuple[str, ...] | None = None,
+    unit: str = "option",
+    summary: str | None = None,
+    replace: bool = False,
+) -> Query:
+    """Register ``function`` as the query ``name`` for sweeps, calibration and the CLI.
+
+    Parameters
+    ----------
+    name : str
+        A Python identifier, not already registered (unless ``replace``); the built-in
+        queries cannot be replaced.
+    function : callable
+        Takes the instance positionally (a mechanism or a matrix, or the keys of ``inputs``),
+        then keyword parameters; returns a dpcap result (its bracket, status and unit are
+        reported) or a float (reported with ``unit``, no bracket).
+    inputs : tuple of str, optional
+        The function's parameters filled from the instance (default: its first parameter).
+        With several, the instance is a mapping with these keys.
+    unit : str
+        ``"option"`` (the default): a float is in the unit of the function's ``unit``
+        argument (nats when it has none); any other string is a fixed unit (``""`` for a
+        probability or a ratio).
+    summary : str, optional
+        One line for listings and ``--help`` (default: the docstring's first paragraph).
+    replace : bool
+        Replace a query registered earlier under ``name`` (not a built-in one).
+
+    Returns
+    -------
+    Query
+        The registered entry.
+
+    Raises
+    ------
+    ParameterError
+        If ``name`` is not an identifier or is taken, ``function`` is not callable, takes no
+        parameter, or ``inputs`` names parameters it does not have.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ParameterError(f"name: a query's name is an identifier, got {check.show(name)}")
+    if name in BUILT_IN or (name in QUERIES and not replace):
+        raise ParameterError(
+            f"name: the query {name!r} is already registered"
+            + ("" if name in BUILT_IN else "; pass replace=True to replace it")
+        )
+    if not callable(function):
+        raise ParameterError(f"function: a query is a callable, got {check.show(function)}")
+    try:
+        params = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"function: cannot read the signature of {function!r}") from exc
+    if not params:
+        raise ParameterError(f"function: {name} must take the instance as its first parameter")
+    chosen = tuple(inputs) if inputs is not None else (params[0],)
+    unknown = [k for k in chosen if k not in params]
+    if not chosen or unknown:
+        raise ParameterError(f"inputs: {function.__name__} has no parameter(s) {unknown}")
+    if not isinstance(unit, str):
+        raise ParameterError(f"unit: a query's unit is a string, got {check.show(unit)}")
+    entry = Query(name, function, chosen, unit, _summary(function) if summary is None else summary)
+    QUERIES[name] = entry
+    return entry
+
+
+def unregister_query(name: str) -> None:
+    """Remove a query registered by :func:`register_query` (not a built-in one)."""
+    if name in BUILT_IN:
+        raise ParameterError(f"name: {name!r} is a built-in query; it cannot be removed")
+    if name not in QUERIES:
+        raise ParameterError(f"name: no query {check.show(name)} is registered")
+    del QUERIES[name]
 
 
 def query(name: Any) -> Query:
@@ -127,289 +348,59 @@ def query(name: Any) -> Query:
 
 def check_params(name: str, params: dict[str, Any]) -> None:
     """Refuse parameters ``name`` does not take, missing required ones and bad values."""
-    known = query(name).parameters
+    spec = query(name)
+    known = spec.parameters
     for key, value in params.items():
         if key not in known:
             raise ParameterError(
                 f"queries: {name} takes no parameter {key!r}; it takes {', '.join(known)}"
             )
-        values = value if isinstance(value, list) else [value]
+        kind = spec.kind(key)
+        array = kind in ("vector", "matrix")
+        values = value if isinstance(value, list) and not array else [value]
         for v in values:
-            if key in _CHECKS and v is not None:
-                _CHECKS[key](v, f"queries: {name} parameter {key}")
-    missing = [k for k in query(name).required if k not in params]
+            if kind in _CHECKS and v is not None:
+                _CHECKS[kind](v, f"queries: {name} parameter {key}")
+    missing = [k for k in spec.required if k not in params]
     if missing:
         raise ParameterError(f"queries: {name} needs the parameter(s) {', '.join(missing)}")
 
 
-# --- evaluation ---------------------------------------------------------------------------
+def _builtin() -> None:
+    mechanism_queries: list[tuple[Callable[..., Any], str]] = [
+        (capacity, "option"),
+        (midp, "option"),
+        (renyi_midp, "option"),
+        (correlated_leakage, "option"),
+        (renyi_capacity, "option"),
+        (alpha_leakage, "option"),
+        (max_leakage, "option"),
+        (min_entropy_leakage, "option"),
+        (mutual_information, "option"),
+        (g_leakage, ""),
+        (g_capacity, ""),
+        (dp_epsilon, "nats"),
+        (dp_delta, ""),
+        (kl_dp, "option"),
+        (renyi_dp, "option"),
+        (tv_dp, ""),
+        (metric_epsilon, "nats"),
+    ]
+    for function, unit in mechanism_queries:
+        params = list(inspect.signature(function).parameters)
+        channel = "W" if "W" in params else params[0]  # min-entropy, MI, g-leakage: (prior, W)
+        register_query(function.__name__, function, inputs=(channel,), unit=unit)
+    problems: list[tuple[Callable[..., Any], tuple[str, ...]]] = [
+        (rate_distortion, ("prior", "distortion")),
+        (mi_privacy_distortion, ("prior", "distortion")),
+        (privacy_distortion, ("prior", "distortion")),
+        (optimal_mechanism, ("prior", "loss")),
+        (privacy_funnel, ("joint",)),
+        (information_bottleneck, ("joint",)),
+    ]
+    for function, inputs in problems:
+        register_query(function.__name__, function, inputs=inputs)
 
 
-@dataclasses.dataclass
-class _Instance:
-    point: int
-    obj: Any = None
-    status: str = ""  # "" when built, else too_large / failed
-    message: str = ""
-    seconds: float = 0.0
-
-
-def _build(family: Callable[..., Any], point: int, params: dict[str, Any]) -> _Instance:
-    start = time.perf_counter()
-    try:
-        obj = family(**params)
-    except ProblemTooLargeError as exc:
-        return _Instance(point, None, TOO_LARGE, str(exc))
-    except (Exception, SystemExit) as exc:  # one bad instance never stops the sweep
-        return _Instance(point, None, FAILED, _describe(exc))
-    return _Instance(point, obj, seconds=time.perf_counter() - start)
-
-
-class ChunkError(Exception):
-    """A whole chunk failed (its message says which points and why); raised by the family
-    that stands in for the real one when the rows of such a chunk are written."""
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, ChunkError) else f"{type(exc).__name__}: {exc}"
-
-
-def _row(value: Any, unit: str) -> dict[str, Any]:
-    """The result columns of one answer: a result object, or a plain number."""
-    if hasattr(value, "status") and hasattr(value, "lower"):
-        return {
-            "value": float(value.value),
-            "lower": float(value.lower),
-            "upper": float(value.upper),
-            "status": value.status.value,
-            "iterations": int(value.iterations),
-            "method": str(value.method),
-            "unit": str(value.unit),
-            "message": str(value.message),
-        }
-    # A DP metric is a number evaluated in closed form, without a bound on its rounding: it
-    # gets no bracket (NaN ends) rather than a zero-width one that could miss the truth by ulps.
-    return {
-        "value": float(value),
-        "lower": math.nan,
-        "upper": math.nan,
-        "status": "converged",
-        "iterations": 0,
-        "method": "closed form",
-        "unit": unit,
-        "message": "",
-    }
-
-
-def _failure(status: str, message: str, unit: str) -> dict[str, Any]:
-    nan = math.nan
-    return {
-        "value": nan,
-        "lower": nan,
-        "upper": nan,
-        "status": status,
-        "iterations": 0,
-        "method": "",
-        "unit": unit,
-        "message": message,
-    }
-
-
-def _unit_of(spec: Query, kwargs: dict[str, Any]) -> str:
-    return str(kwargs.get("unit", "nats")) if spec.unit == "option" else spec.unit
-
-
-def _kwargs(name: str, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """The query's own parameters, plus the sweep's options it takes and does not set."""
-    takes = query(name).parameters
-    out = {k: v for k, v in options.items() if k in takes and v is not None}
-    out.update(params)
-    return out
-
-
-def _call(fn: Callable[..., Any], inst: _Instance, kwargs: dict[str, Any]) -> tuple[Any, str]:
-    """``fn(instance, **kwargs)``, or the failure status and message."""
-    try:
-        return fn(inst.obj, **kwargs), ""
-    except ProblemTooLargeError as exc:
-        return None, f"{TOO_LARGE}:{exc}"
-    except (Exception, SystemExit) as exc:
-        return None, f"{FAILED}:{_describe(exc)}"
-
-
-def _one_entry(obj: Any) -> bool:
-    return not (isinstance(obj, Mechanism) and obj.n_entries > 1)
-
-
-def _size(obj: Any) -> int:
-    """Entries of an instance's dense matrix (0 if it is not array-like: the query says why)."""
-    try:
-        return int(obj.n_inputs) * int(obj.n_outputs)
-    except AttributeError:
-        pass
-    try:
-        return int(np.size(obj))
-    except Exception:  # a ragged list, an object: the query's validation will name it
-        return 0
-
-
-def _dense_ok(obj: Any) -> bool:
-    return 0 < _size(obj) <= check.MAX_DENSE_ELEMENTS
-
-
-def _capacity_batch(
-    instances: list[_Instance], kwargs: dict[str, Any]
-) -> dict[int, tuple[Any, str, float]]:
-    """Capacities of the instances (all built), batched: ``{point: (result, error, seconds)}``."""
-    out: dict[int, tuple[Any, str, float]] = {}
-    batch = [i for i in instances if _dense_ok(i.obj)]
-    for inst in instances:
-        if not _dense_ok(inst.obj):  # refused, or not a channel: its own call says why
-            res, err = _call(capacity, inst, kwargs)
-            out[inst.point] = (res, err, 0.0)
-    if batch:
-        start = time.perf_counter()
-        try:
-            results = list(capacities([i.obj for i in batch], **kwargs))
-        except Exception:
-            for inst in batch:
-                t0 = time.perf_counter()
-                res, err = _call(capacity, inst, kwargs)
-                out[inst.point] = (res, err, time.perf_counter() - t0)
-            return out
-        share = (time.perf_counter() - start) / len(batch)
-        for inst, res in zip(batch, results, strict=True):
-            out[inst.point] = (res, "", share)
-    return out
-
-
-def evaluate(
-    family: Callable[..., Any],
-    points: list[tuple[int, dict[str, Any]]],
-    queries: list[tuple[str, dict[str, Any]]],
-    options: dict[str, Any],
-) -> list[dict[str, Any]]:
-    """Rows for ``points`` (``(index, parameters)``) under every query, grouped by point.
-
-    Each row has ``point``, ``_q`` and ``_k`` (the query's place in the spec and the element's
-    in its answer: the row's place within its point, for sorting), the
-    query name and parameters, and :data:`RESULT_COLUMNS`; the grid parameters are added by
-    the caller. Convergence warnings are silenced here: each row carries its status.
-    """
-    rows: list[dict[str, Any]] = []
-    group: list[_Instance] = []
-    entries = 0
-    for index, params in points:
-        group.append(_build(family, index, params))
-        entries += _size(group[-1].obj) if not group[-1].status else 0
-        if entries >= BATCH_ENTRIES:
-            rows += _query_all(group, queries, options)
-            group, entries = [], 0
-    if group:
-        rows += _query_all(group, queries, options)
-    return rows
-
-
-#: A chunk's instances are built and queried in groups of about this many matrix entries
-#: (64 MiB of float64): a chunk of large instances never holds them all at once.
-BATCH_ENTRIES = 1 << 23
-
-
-def _query_all(
-    instances: list[_Instance],
-    queries: list[tuple[str, dict[str, Any]]],
-    options: dict[str, Any],
-) -> list[dict[str, Any]]:
-    """The rows of built instances under every query (see :func:`evaluate`)."""
-    built = [i for i in instances if not i.status]
-    rows: dict[int, list[dict[str, Any]]] = {i.point: [] for i in instances}
-    cache: dict[tuple[str, ...], dict[int, tuple[Any, str, float]]] = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for order, (name, params) in enumerate(queries):
-            spec = query(name)
-            kwargs = _kwargs(name, params, options)
-            unit = _unit_of(spec, kwargs)
-            answers = _answers(name, params, kwargs, built, cache)
-            for inst in instances:
-                for k, (extra, answer, err, seconds) in enumerate(
-                    _expand(name, params, inst, answers)
-                ):
-                    if inst.status:
-                        result = _failure(inst.status, inst.message, unit)
-                    elif err:
-                        status, _, message = err.partition(":")
-                        result = _failure(status, message, unit)
-                    else:
-                        result = _row(answer, unit)
-                    result["seconds"] = seconds + (inst.seconds if order == 0 and k == 0 else 0)
-                    rows[inst.point].append(
-                        {"point": inst.point, "_q": order, "_k": k, "query": name}
-                        | params
-                        | extra
-                        | result
-                    )
-    return [row for inst in instances for row in rows[inst.point]]
-
-
-def _answers(
-    name: str,
-    params: dict[str, Any],
-    kwargs: dict[str, Any],
-    built: list[_Instance],
-    cache: dict[tuple[str, ...], dict[int, tuple[Any, str, float]]],
-) -> dict[int, tuple[Any, str, float]]:
-    """``{point: (answer, error, seconds)}`` of one query over the built instances."""
-    batched = {k: v for k, v in kwargs.items() if k in ("tol", "max_iter", "unit")}
-    key = ("capacity", *(f"{k}={v!r}" for k, v in sorted(batched.items())))
-    if name in ("capacity", "midp") and set(kwargs) <= set(batched):
-        wanted = built if name == "capacity" else [i for i in built if _one_entry(i.obj)]
-        known = cache.setdefault(key, {})
-        known |= _capacity_batch([i for i in wanted if i.point not in known], batched)
-        if name == "capacity":
-            return {i.point: known[i.point] for i in wanted}
-        out = {i.point: _as_midp(*known[i.point]) for i in wanted}
-        others = [i for i in built if not _one_entry(i.obj)]
-        return out | _loop(midp, others, kwargs)
-    function = dp_delta_curve if name == "dp_delta" and isinstance(params["eps"], list) else None
-    return _loop(function or query(name).function, built, kwargs)
-
-
-def _as_midp(answer: Any, err: str, seconds: float) -> tuple[Any, str, float]:
-    """A one-entry mechanism's capacity, reported as its MI-DP (module docstring)."""
-    if answer is None:
-        return answer, err, seconds
-    note = "; MI-DP of a one-entry mechanism: its Shannon capacity"
-    return dataclasses.replace(answer, message=answer.message + note), err, seconds
-
-
-def _loop(
-    fn: Callable[..., Any], built: list[_Instance], kwargs: dict[str, Any]
-) -> dict[int, tuple[Any, str, float]]:
-    out: dict[int, tuple[Any, str, float]] = {}
-    for inst in built:
-        start = time.perf_counter()
-        answer, err = _call(fn, inst, kwargs)
-        out[inst.point] = (answer, err, time.perf_counter() - start)
-    return out
-
-
-def _expand(
-    name: str,
-    params: dict[str, Any],
-    inst: _Instance,
-    answers: dict[int, tuple[Any, str, float]],
-) -> Iterator[tuple[dict[str, Any], Any, str, float]]:
-    """``(extra columns, answer, error, seconds)`` per row of one instance and query.
-
-    A query returning an array (``dp_delta`` over a list of ε) gives one row per element,
-    its parameter value in the column (the call's time shared among them).
-    """
-    answer, err, seconds = answers.get(inst.point, (None, "", 0.0))
-    if name == "dp_delta" and isinstance(params["eps"], list):
-        levels = params["eps"]
-        values = list(answer) if answer is not None and not err else [None] * len(levels)
-        for level, value in zip(levels, values, strict=True):
-            yield {"eps": level}, value, err, seconds / len(levels)
-        return
-    yield {}, answer, err, seconds
+_builtin()
+BUILT_IN = frozenset(QUERIES)

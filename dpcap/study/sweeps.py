@@ -46,7 +46,7 @@ from dpcap._core.version import VERSION
 from dpcap.errors import ConvergenceWarning, ParameterError, SweepInterrupted
 from dpcap.study import _run as _sweep_run
 from dpcap.study import _spec as spec_
-from dpcap.study import catalogue as _sweep_queries
+from dpcap.study import catalogue
 from dpcap.study._store import SPEC_FILE as SPEC_FILE
 
 if TYPE_CHECKING:
@@ -89,11 +89,16 @@ def sweep(
         numbers, booleans or strings (NaN refused: a point must equal itself to resume).
     queries : str, sequence or mapping
         A query name, a list of names and ``(name, params)`` pairs, or ``{name: params}``.
-        Queries: ``capacity``, ``midp``, ``renyi_midp`` (``alpha``), ``correlated_leakage``,
-        ``renyi_capacity`` (``alpha``), ``alpha_leakage`` (``alpha``), ``dp_epsilon``,
-        ``dp_delta`` (``eps``), ``kl_dp``, ``renyi_dp`` (``alpha``), ``tv_dp``,
-        ``max_leakage``, with the keyword parameters of the function of that name. A list of
-        values gives one row per value (``dp_delta`` computes a list of ε as one curve).
+        Any query of the catalogue (:data:`dpcap.study.catalogue.QUERIES`): the point queries
+        of a mechanism (``capacity``, ``midp``, ``renyi_midp`` (``alpha``),
+        ``renyi_capacity`` (``alpha``), ``dp_epsilon``, ``dp_delta`` (``eps``),
+        ``mutual_information`` and ``g_leakage`` (``prior``), ...), the trade-off queries of a
+        problem (``rate_distortion`` and ``privacy_distortion`` at ``D`` of a family returning
+        ``{"prior": ..., "distortion": ...}``, ``privacy_funnel`` at ``R`` of one returning
+        ``{"joint": ...}``), and any registered with :func:`dpcap.register_query`; the
+        parameters are the keyword parameters of the function of that name. A list of values
+        gives one row per value (``dp_delta`` computes a list of ε as one curve); an array
+        parameter (a prior, a gain) is one value, recorded in the table as its JSON text.
     store : path, optional
         A directory of Parquet parts (created if missing). Each finished chunk is written
         atomically before it counts as done; calling ``sweep`` again with the same spec and
@@ -167,7 +172,8 @@ def sweep(
         "dpcap": _version(),
     }
     columns = _columns(points, plan)
-    job = _sweep_run.Job(family if isinstance(family, str) else fn, plan, options)
+    catalog = {name: catalogue.query(name) for name, _ in plan}
+    job = _sweep_run.Job(family if isinstance(family, str) else fn, plan, options, catalog)
 
     from dpcap.study._store import Store
 
@@ -291,7 +297,7 @@ def _columns(
             name = _query_column(key, grid)
             if name not in columns:
                 columns[name] = "float64" if key in ("eps", "alpha") else "object"
-    for name in _sweep_queries.RESULT_COLUMNS:
+    for name in catalogue.RESULT_COLUMNS:
         columns[name] = {
             "iterations": "int64",
             "status": "object",
