@@ -44,6 +44,30 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
+
+def _result_sources() -> None:
+    """Point autodoc at the file that defines each result class.
+
+    The result classes are defined in ``dpcap/result/_*.py`` and published with ``__module__``
+    ``"dpcap.result"`` (what users see in reprs and pickles). autodoc reads the documentation of
+    dataclass fields from the source of ``__module__``; during the build each class names the
+    module that defines it, so the field documentation is found.
+    """
+    import importlib
+    import pkgutil
+
+    import dpcap.result
+
+    for info in pkgutil.iter_modules(dpcap.result.__path__, "dpcap.result."):
+        module = importlib.import_module(info.name)
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        for name, obj in vars(module).items():
+            if isinstance(obj, type) and f"\nclass {name}(" in source:
+                obj.__module__ = info.name
+
+
+_result_sources()
+
 # --- the gallery: every script in examples/ runs, its asserts check the papers' numbers -----
 # The scripts save their figures to $DPCAP_EXAMPLES_OUT as well (for the test suite); here
 # that goes to a scratch folder in the build, not into the source tree.

@@ -35,9 +35,8 @@ from dpcap.cli import _io as io
 from dpcap.neighbors import NEIGHBOR_NAMES
 from dpcap.study.catalogue import QUERIES, Query
 
-__all__ = ["INPUT_HELP", "add_parsers", "run"]
+__all__ = ["add_parsers", "run"]
 
-INPUT_HELP = ".npy, .csv/.tsv/.txt (header and delimiter detected) or .json"
 #: Inputs read as a database mechanism, a channel matrix, or a problem's matrix.
 MECHANISM, CHANNEL, PROBLEM = ("M",), ("W",), ("distortion", "loss", "joint")
 #: Result fields shown in every table (the attaining object is the rest).
@@ -79,7 +78,7 @@ def _add(sub: Any, spec: Query) -> None:
         epilog=_epilog(spec),
         formatter_class=io.Formatter,
     )
-    cmd.add_argument("file", type=Path, help=INPUT_HELP)
+    cmd.add_argument("file", type=Path, help=io.INPUT_HELP)
     if set(spec.inputs) & set(MECHANISM):
         cmd.add_argument(
             "--shape", type=io.integers(1), metavar="M1,M2,..", help="database domain sizes"

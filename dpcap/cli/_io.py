@@ -33,6 +33,7 @@ FloatArray = NDArray[np.float64]
 
 __all__ = [
     "DEFAULT_EPS",
+    "INPUT_HELP",
     "JSON_KEYS",
     "MATRIX_KEYS",
     "Data",
@@ -64,6 +65,9 @@ __all__ = [
     "table",
     "vector",
 ]
+
+#: What an input file may be (the help of every FILE argument).
+INPUT_HELP = ".npy, .csv/.tsv/.txt (header and delimiter detected) or .json"
 
 #: Keys of a JSON input holding the matrix (exactly one of them); ``"joint"`` marks a joint law.
 MATRIX_KEYS = ("matrix", "W", "joint", "distortion")

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_ALPHAS", "add_parsers", "plot_levels"]
 DEFAULT_ALPHAS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, math.inf)
 
 FORMAT = io.Formatter
-INPUT_HELP = ".npy, .csv/.tsv/.txt (header and delimiter detected) or .json"
+INPUT_HELP = io.INPUT_HELP
 SHAPE_HELP = "database domain sizes, e.g. 2,2,2 (default: the file's, else one entry)"
 NEIGHBORS_HELP = (
     "neighbour relation (default: the file's, else hamming: databases differing in one "

@@ -58,7 +58,7 @@ import numpy as np
 
 from dpcap._core import validation as check
 from dpcap.errors import DpcapError, ParameterError
-from dpcap.study.sweeps import SPEC_FILE
+from dpcap.study.sweeps import EXECUTORS, SPEC_FILE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +68,6 @@ __all__ = ["SpecError", "SweepSpec", "add_parser", "load_spec", "parse_spec", "r
 #: Keys of the spec file's top level and of its ``[options]`` table.
 TOP_LEVEL = ("family", "grid", "queries", "options")
 OPTIONS = ("tol", "unit", "max_iter", "chunk_size", "retries")
-EXECUTORS = ("auto", "serial", "processes", "dask")
 
 #: The spec file's format, shown by ``dpcap sweep --help``.
 EPILOG = """\

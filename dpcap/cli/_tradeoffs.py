@@ -21,7 +21,9 @@ from dpcap.cli import _io as io
 from dpcap.measures import entropy, mutual_information
 from dpcap.neighbors import NEIGHBOR_NAMES
 from dpcap.result import CurveResult, FunnelCurve, curve_arrays
+from dpcap.solvers.status import LP_SOLVERS
 from dpcap.tradeoffs.epsilon_distortion import privacy_distortion_curve
+from dpcap.tradeoffs.funnel import METHODS as FUNNEL_METHODS
 from dpcap.tradeoffs.funnel import (
     information_bottleneck,
     information_bottleneck_curve,
@@ -102,7 +104,7 @@ def add_parsers(sub: Any) -> None:
         least=1,
         count="budgets spread over (d_min, d*(0)] (default 16)",
     )
-    cmd.add_argument("--solver", help="LP solver: CLARABEL (default), HIGHS, ECOS or SCS")
+    cmd.add_argument("--solver", help=f"LP solver: one of {', '.join(LP_SOLVERS)} (default first)")
     io.add_solve_options(cmd, tol="width of the bracket on eps*, default 1e-9", max_iter=False)
     io.add_output(cmd, plot="eps*(D)")
     cmd.set_defaults(run=run_pd)
@@ -136,7 +138,7 @@ def add_parsers(sub: Any) -> None:
         least=2,
         count="points per curve (default 25)",
     )
-    cmd.add_argument("--method", choices=("auto", "grid", "local"), help="default auto")
+    cmd.add_argument("--method", choices=FUNNEL_METHODS, help=f"default {FUNNEL_METHODS[0]}")
     cmd.add_argument(
         "--seed", type=io.integer(0), metavar="N", help="seed of the local method (default 0)"
     )

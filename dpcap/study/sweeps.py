@@ -47,6 +47,7 @@ from dpcap.errors import ConvergenceWarning, ParameterError, SweepInterrupted
 from dpcap.study import _run as _sweep_run
 from dpcap.study import _spec as spec_
 from dpcap.study import catalogue
+from dpcap.study._run import EXECUTORS as EXECUTORS
 from dpcap.study._store import SPEC_FILE as SPEC_FILE
 
 if TYPE_CHECKING:
