@@ -391,15 +391,15 @@ def _solve(
         if not solution.status.usable:
             raise SolverError(
                 f"HiGHS failed on the {kind} capacity programme: {solution.message}",
-                _certify.status_of(solution.status),
+                _certify.status_of(solution),
             )
         factor = 1.0 if kind == "multiplicative" else R
         bound = (solution.bound + solution.allowance) * factor
         bound = bound * (1.0 + 8 * _U) + 0.0
         upper = min(upper, bound)
-        nodes, method = solution.nodes, "milp/HiGHS"
+        nodes, method = solution.iterations, "milp/HiGHS"
         note = (
-            f"HiGHS: {solution.message.strip()} ({solution.nodes} nodes); its dual bound, "
+            f"HiGHS: {solution.message.strip()} ({solution.iterations} nodes); its dual bound, "
             f"widened by {solution.allowance * factor:.2g} for its tolerances"
         )
         if solution.prior is not None:

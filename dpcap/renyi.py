@@ -285,7 +285,7 @@ def renyi_capacity(
             if not raw.status.usable:
                 raise SolverError(
                     f"{name} failed on the α-capacity program: {raw.message}",
-                    _certify.status_of(raw.status),
+                    _certify.status_of(raw),
                 )
             initial = raw.prior[None]
             tag = f"conic/{name}"

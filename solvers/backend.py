@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["NUMPY", "Space", "is_foreign_array", "space", "span", "to_host"]
+__all__ = ["BLOCK_ELEMENTS", "NUMPY", "Space", "is_foreign_array", "space", "span", "to_host"]
+
+#: Entries per block of the engines' blocked passes (4 MiB of float64): the row-chunked kernels
+#: and the parts of a batch (:mod:`~dpcap.solvers.blahut`), the fingerprint passes of the exact
+#: reductions (:mod:`~dpcap.solvers.reduce`). No temporary has the size of the channel or batch.
+BLOCK_ELEMENTS = 1 << 19
 
 IntArray = NDArray[np.int64]
 

@@ -55,10 +55,12 @@ from scipy.special import xlogy
 
 from . import backend, kkt_newton, rounding
 from .backend import Space
+from .status import EngineStatus, batch_message, by_element
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
+ObjectArray = NDArray[np.object_]
 
 __all__ = [
     "SHANNON",
@@ -81,9 +83,9 @@ FIRST_BLOCK = 2
 #: Newton steps without halving the certified gap after which the active-set polish gives up.
 STALL = kkt_newton.STALL
 
-#: Entries of ``W`` per block of the row-chunked kernels and per part of a batch (4 MiB of
-#: float64): no temporary of the engine has the size of the channel or of the batch.
-BLOCK_ELEMENTS = 1 << 19
+#: Entries of ``W`` per block of the row-chunked kernels and per part of a batch (defined once,
+#: in :mod:`~dpcap.solvers.backend`).
+BLOCK_ELEMENTS = backend.BLOCK_ELEMENTS
 
 #: Newton systems with more unknowns than this are factorised in place, one element at a time
 #: (no copy of the matrix); smaller ones are solved in one batched call.
@@ -98,14 +100,26 @@ SMALL_WORK = 2 * 1024**3
 
 @dataclass(frozen=True)
 class BatchSolution:
-    """Raw output of :func:`solve`: host NumPy arrays over the batch, whatever ``W`` was."""
+    """Raw output of :func:`solve`: host NumPy arrays over the batch, whatever ``W`` was.
+
+    A batched :class:`~dpcap.solvers.status.Solution`: ``status`` has one
+    :class:`~dpcap.solvers.status.EngineStatus` per element (``OPTIMAL`` where the engine's
+    bracket closed to ``tol``, ``MAX_ITER`` where the budget ran out first), ``message`` one
+    summary of the batch and ``iterations`` the BA iterations and Newton steps per element.
+    """
 
     prior: FloatArray  # (B, nx): the prior attaining `lower`
     lower: FloatArray  # (B,): I(prior, W)
     upper: FloatArray  # (B,): min over iterates of max_x D_x
     upper_prior: FloatArray  # (B, nx): the iterate attaining `upper`
-    converged: BoolArray  # (B,)
+    status: ObjectArray  # (B,): EngineStatus per element
+    message: str
     iterations: IntArray  # (B,): BA iterations + Newton steps spent on the element
+
+    @property
+    def converged(self) -> BoolArray:
+        """``(B,)``: where ``status`` is ``OPTIMAL`` (the engine's bracket closed to ``tol``)."""
+        return np.array([s is EngineStatus.OPTIMAL for s in self.status], dtype=np.bool_)
 
 
 def bracket(W: Any, p: Any, model: Model | None = None) -> tuple[Any, Any, Any]:
@@ -442,12 +456,14 @@ def _solve_batch(
         active = active[best.gap(active) > tol]
         block *= 2
     lower, upper = _host(sp, best.lower), _host(sp, best.upper)
+    closed = upper - lower <= tol
     return BatchSolution(
         prior=_host(sp, best.prior),
         lower=lower,
         upper=upper,
         upper_prior=_host(sp, best.upper_prior),
-        converged=upper - lower <= tol,
+        status=by_element(closed),
+        message=batch_message(closed, tol, max_iter),
         iterations=iterations,
     )
 

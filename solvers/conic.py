@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import entr
 
-from .status import CONIC_SOLVERS, EngineStatus, canonical, from_cvxpy
+from .status import CONIC_SOLVERS, EngineStatus, canonical, cvxpy_iterations, from_cvxpy
 from .status import RENYI_SOLVERS as _RENYI
 
 FloatArray = NDArray[np.float64]
@@ -79,6 +79,9 @@ class ConicSolution:
         cvxpy's first import).
     message : str
         cvxpy's status string, the tolerance asked for, or the solver's error message.
+    iterations : int
+        The backend's iterations as cvxpy reports them (``solver_stats.num_iters``); 0 when it
+        reports none or no solve ran.
     output : (k,) float64 array or None
         The radius centre ``Q`` (an output law, clipped and renormalised) where the program has
         one as a variable (:func:`renyi_capacity_conic` below :data:`CENTRE_ORDER`), else None.
@@ -93,6 +96,7 @@ class ConicSolution:
     solver: str
     solve_time: float
     message: str
+    iterations: int
     output: FloatArray | None = None
     multiplier: float | None = None
 
@@ -371,12 +375,13 @@ def _renyi_centre(
 
     solution = _run(cp, problem, Q, name, tol, max_iter, start, to_capacity)
     if not solution.status.usable:
-        return _failed(n, name, start, solution.message, solution.status)
+        return _failed(n, name, start, solution.message, solution.status, solution.iterations)
     multipliers: Any = rows.dual_value
     prior = np.clip(np.asarray(multipliers, dtype=np.float64).ravel(), 0.0, None)
     total = prior.sum()
     if multipliers is None or not np.isfinite(total) or total <= 0:
-        return _failed(n, name, start, f"{name} returned no usable multipliers (sum {total!r})")
+        failure = f"{name} returned no usable multipliers (sum {total!r})"
+        return _failed(n, name, start, failure, iterations=solution.iterations)
     output = np.zeros(k)
     output[cols] = solution.prior  # _run returned Q, clipped and renormalised
     return ConicSolution(
@@ -386,6 +391,7 @@ def _renyi_centre(
         solver=name,
         solve_time=time.perf_counter() - start,
         message=f"{solution.message} (radius-centre form)",
+        iterations=solution.iterations,
         output=output,
     )
 
@@ -452,15 +458,17 @@ def _run(
     except cp.error.SolverError as err:
         return _failed(n, name, start, f"{name} failed: {err}")
     status = from_cvxpy(problem.status)
+    steps = cvxpy_iterations(problem)
     raw: Any = p.value
     value: Any = problem.value
     objective_value = math.nan if value is None else convert(float(value))
     if raw is None or not status.usable:
-        return _failed(n, name, start, f"{name} returned status {problem.status!r}", status)
+        return _failed(n, name, start, f"{name} returned status {problem.status!r}", status, steps)
     prior = np.clip(np.asarray(raw, dtype=np.float64), 0.0, None)
     total = prior.sum()
     if not np.isfinite(total) or total <= 0:
-        return _failed(n, name, start, f"{name} returned an unusable prior (sum {total!r})")
+        failure = f"{name} returned an unusable prior (sum {total!r})"
+        return _failed(n, name, start, failure, iterations=steps)
     return ConicSolution(
         prior=prior / total,
         objective=objective_value,
@@ -468,6 +476,7 @@ def _run(
         solver=name,
         solve_time=time.perf_counter() - start,
         message=f"{name}: {problem.status} at tol={eps:g}{clamped}",
+        iterations=steps,
     )
 
 
@@ -489,7 +498,12 @@ def _options(name: str, eps: float, max_iter: int | None) -> dict[str, float | i
 
 
 def _failed(
-    n: int, name: str, start: float, message: str, status: EngineStatus = EngineStatus.FAILED
+    n: int,
+    name: str,
+    start: float,
+    message: str,
+    status: EngineStatus = EngineStatus.FAILED,
+    iterations: int = 0,
 ) -> ConicSolution:
     return ConicSolution(
         prior=np.full(n, 1.0 / n),
@@ -498,4 +512,5 @@ def _failed(
         solver=name,
         solve_time=time.perf_counter() - start,
         message=message,
+        iterations=iterations,
     )

@@ -65,7 +65,7 @@ from numpy.typing import NDArray
 
 from .metric_pairs import factor_down, factor_up
 from .pairwise import chunks
-from .status import LP_SOLVERS, EngineStatus, canonical, from_cvxpy, from_linprog
+from .status import LP_SOLVERS, EngineStatus, canonical, cvxpy_iterations, from_cvxpy, from_linprog
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -138,6 +138,7 @@ class LPSolution:
         ``OPTIMAL``, ``INACCURATE``, ``INFEASIBLE`` or ``FAILED``.
     solver : str
     iterations : int
+        The backend's own count (HiGHS's ``nit``, cvxpy's ``num_iters``); 0 if none ran.
     solve_time : float
         Wall-clock seconds of the solve (cvxpy's compilation included on the first solve).
     message : str
@@ -277,16 +278,9 @@ class MechanismLP:
             self._backends[bounded] = backend
         t: Any = math.exp(float(eps)) if self.scale is None else np.exp(float(eps) * self._levels)
         if np.min(t) <= 1.0:  # ε·d below 1.1e-16: the ratio rows would not imply W ≥ 0
+            failure = f"e^eps rounds to 1 at eps={eps!r}"
             return LPSolution(
-                W,
-                mu,
-                math.nan,
-                math.nan,
-                EngineStatus.FAILED,
-                self.solver,
-                0,
-                0.0,
-                f"e^eps rounds to 1 at eps={eps!r}",
+                W, mu, math.nan, math.nan, EngineStatus.FAILED, self.solver, 0, 0.0, failure
             )
         start = time.perf_counter()
         part = backend.solve(
@@ -333,6 +327,8 @@ class MechanismLP:
 
 @dataclass(frozen=True)
 class _Part:
+    """A backend's answer: an :class:`LPSolution`'s fields before the free rows are added."""
+
     mechanism: FloatArray | None
     multipliers: FloatArray | None
     objective: float
@@ -443,8 +439,7 @@ class _Conic:
             )
         raw_status = str(self._problem.status)
         status = from_cvxpy(raw_status)
-        stats = self._problem.solver_stats
-        iterations = int(stats.num_iters) if stats is not None and stats.num_iters else 0
+        iterations = cvxpy_iterations(self._problem)
         message = f"{self._name}: {raw_status}"
         value: Any = self._W.value
         if value is None or not status.usable:

@@ -248,6 +248,8 @@ class EnvelopeSolution:
         solve, or the trivial mechanism).
     cells : int
         Cells of the final mesh (0 for the local method).
+    message : str
+        Why the engine stopped, in words.
     """
 
     posteriors: FloatArray
@@ -259,6 +261,23 @@ class EnvelopeSolution:
     iterations: int
     status: EngineStatus
     cells: int
+    message: str
+
+
+#: Why each engine status stopped the envelope methods, for their ``message``.
+_WHY: dict[EngineStatus, str] = {
+    EngineStatus.OPTIMAL: "the certified gap reached tol",
+    EngineStatus.MAX_ITER: "the budget of LP solves ran out",
+    EngineStatus.MAX_CELLS: "the mesh reached max_cells",
+    EngineStatus.STALLED: "the certified gap stopped halving (rounding)",
+    EngineStatus.LOCAL: "no column left to add (local search: no certificate)",
+    EngineStatus.FAILED: "HiGHS failed on the envelope LP; the last good solve is returned",
+    EngineStatus.INACCURATE: "no envelope LP succeeded: the trivial mechanism is returned",
+}
+
+
+def _message(status: EngineStatus, iterations: int) -> str:
+    return f"{_WHY[status]} after {iterations} LP solves"
 
 
 def solve(
@@ -372,6 +391,7 @@ def solve(
             iterations=iterations,
             status=status,
             cells=mesh.n_cells,
+            message=_message(status, iterations),
         ),
         mesh,
     )
@@ -385,8 +405,9 @@ def _trivial(p: FloatArray, n: int, kind: Kind, iterations: int) -> EnvelopeSolu
     """
     Q = np.eye(n) if kind == "pf" else p[None, :]
     w = p.copy() if kind == "pf" else np.ones(1)
+    why = _message(EngineStatus.INACCURATE, iterations)
     return EnvelopeSolution(
-        Q, w, np.zeros(n), 0.0, math.nan, math.nan, iterations, EngineStatus.INACCURATE, 0
+        Q, w, np.zeros(n), 0.0, math.nan, math.nan, iterations, EngineStatus.INACCURATE, 0, why
     )
 
 
@@ -486,5 +507,5 @@ def local_solve(
     keep = last.weights > 0
     return EnvelopeSolution(
         last_Q[keep], last.weights[keep], last.mu, last.nu, last.objective, math.nan, iterations,
-        status, 0,
+        status, 0, _message(status, iterations),
     )  # fmt: skip

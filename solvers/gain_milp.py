@@ -62,13 +62,16 @@ _MILP: dict[int, EngineStatus] = {
 class GainMilpSolution:
     """Raw output of one solve: HiGHS's incumbent point (or None), its dual bound of the maximum
     (``inf`` when it reported none) and dpcap's tolerance allowance, both in the units of the
-    programme the caller passed (the scaled gain for :func:`additive`)."""
+    programme the caller passed (the scaled gain for :func:`additive`); ``status`` mapped from
+    ``scipy.optimize.milp``'s, ``message`` HiGHS's, and ``iterations`` the branch-and-bound
+    nodes HiGHS explored (``mip_node_count``: the MILP's own count of steps; SciPy reports no
+    simplex iterations)."""
 
     prior: FloatArray | None
     bound: float
     allowance: float
     status: EngineStatus
-    nodes: int
+    iterations: int
     message: str
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .status import INFERENCE_SOLVERS, EngineStatus, from_cvxpy
+from .status import INFERENCE_SOLVERS, EngineStatus, cvxpy_iterations, from_cvxpy
 
 FloatArray = NDArray[np.float64]
 
@@ -41,7 +41,9 @@ class InferenceSolution:
     ``mechanism`` is the solver's ``P_{Y|X}`` clipped at 0 and renormalised (uniform rows if
     the solver returned no point); ``slope`` the dual of the distortion constraint (NaN if none);
     ``objective`` the solver's value (not a certificate); ``status`` the cvxpy status mapped
-    by :func:`~dpcap.solvers.status.from_cvxpy` (``FAILED`` when no point came back).
+    by :func:`~dpcap.solvers.status.from_cvxpy` (``FAILED`` when no point came back);
+    ``message`` cvxpy's status and the tolerance, or the solver's error; ``iterations`` the
+    backend's count as cvxpy reports it (``solver_stats.num_iters``; 0 when none).
     """
 
     mechanism: FloatArray
@@ -51,6 +53,7 @@ class InferenceSolution:
     solver: str
     solve_time: float
     message: str
+    iterations: int
 
 
 def inference_conic(
@@ -89,7 +92,7 @@ def inference_conic(
         uniform = np.full((n, k), 1.0 / k)
         elapsed = time.perf_counter() - start
         return InferenceSolution(
-            uniform, math.nan, math.nan, EngineStatus.FAILED, solver, elapsed, str(exc)
+            uniform, math.nan, math.nan, EngineStatus.FAILED, solver, elapsed, str(exc), 0
         )
     status = from_cvxpy(problem.status)
     value = W.value
@@ -111,6 +114,7 @@ def inference_conic(
         solver,
         time.perf_counter() - start,
         f"cvxpy status {problem.status!r} at tolerance {tol:g}",
+        cvxpy_iterations(problem),
     )
 
 

@@ -48,9 +48,12 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import rel_entr
 
+from .status import EngineStatus, batch_message, by_element
+
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
+ObjectArray = NDArray[np.object_]
 
 __all__ = [
     "SlopeSolution",
@@ -77,7 +80,13 @@ TINY = float(np.nextafter(0.0, 1.0))
 
 @dataclass(frozen=True)
 class SlopeSolution:
-    """Raw output of :func:`solve`: arrays over the batch of slopes."""
+    """Raw output of :func:`solve`: arrays over the batch of slopes.
+
+    A batched :class:`~dpcap.solvers.status.Solution`: ``status`` has one
+    :class:`~dpcap.solvers.status.EngineStatus` per slope (``OPTIMAL`` where
+    ``information − lower ≤ tol``, ``MAX_ITER`` where the budget ran out first), ``message`` one
+    summary of the batch and ``iterations`` the Blahut iterations and Newton steps per slope.
+    """
 
     slope: FloatArray  # (B,): s, possibly inf
     log_output: FloatArray  # (B, ny): log q, the output law the mechanism is built from
@@ -86,9 +95,15 @@ class SlopeSolution:
     information: FloatArray  # (B,): I(p, W), an upper bound on R(distortion)
     intercept: FloatArray  # (B,): b(s, q); R(D) >= b - s (D - d_min) for every D
     lower: FloatArray  # (B,): b - s (distortion - d_min), a lower bound on R(distortion)
-    converged: BoolArray  # (B,): information - lower <= tol
+    status: ObjectArray  # (B,): EngineStatus per slope
+    message: str
     iterations: IntArray  # (B,)
     d_min: float  # Σ_x p_x min_y d(x, y)
+
+    @property
+    def converged(self) -> BoolArray:
+        """``(B,)``: where ``status`` is ``OPTIMAL`` (``information − lower ≤ tol``)."""
+        return np.array([s is EngineStatus.OPTIMAL for s in self.status], dtype=np.bool_)
 
 
 def shift(p: FloatArray, d: FloatArray) -> tuple[FloatArray, float]:
@@ -280,7 +295,8 @@ def solve(
         information=info,
         intercept=intercept,
         lower=lower,
-        converged=info - lower <= tol,
+        status=by_element(info - lower <= tol),
+        message=batch_message(info - lower <= tol, tol, max_iter),
         iterations=iterations,
         d_min=d_min,
     )

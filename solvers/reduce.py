@@ -27,13 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from . import backend
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 __all__ = ["Reduction", "distinct_rows", "reduce_channel", "row_fingerprints"]
 
-#: Entries per block of the fingerprint passes (4 MiB of float64).
-BLOCK_ELEMENTS = 1 << 19
+#: Entries per block of the fingerprint passes (defined once, in :mod:`~dpcap.solvers.backend`).
+BLOCK_ELEMENTS = backend.BLOCK_ELEMENTS
 
 _SEED = 0x5EED_D9CA
 

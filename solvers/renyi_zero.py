@@ -37,12 +37,14 @@ FloatArray = NDArray[np.float64]
 @dataclass(frozen=True)
 class ZeroSolution:
     """Raw output of :func:`solve`: a prior ``p`` (inputs) and an output law ``Q``, both on the
-    simplex (clipped and renormalised), and how the two programmes stopped."""
+    simplex (clipped and renormalised), and how the two programmes stopped: the worse of their
+    statuses, HiGHS's two messages and the sum of the iterations HiGHS reported (``nit``)."""
 
     prior: FloatArray
     output: FloatArray
     status: EngineStatus
     message: str
+    iterations: int
 
 
 def solve(W: FloatArray) -> ZeroSolution:
@@ -74,16 +76,16 @@ def solve(W: FloatArray) -> ZeroSolution:
         key=lambda s: list(EngineStatus).index(s),
     )
     message = f"primal: {primal.message}; dual: {dual.message}"
+    steps = int(getattr(primal, "nit", 0) or 0) + int(getattr(dual, "nit", 0) or 0)
+    uniform = np.full(nx, 1.0 / nx), np.full(ny, 1.0 / ny)
     if primal.x is None or dual.x is None or not status.usable:
         failed = EngineStatus.FAILED if status.usable else status
-        return ZeroSolution(np.full(nx, 1.0 / nx), np.full(ny, 1.0 / ny), failed, message)
+        return ZeroSolution(*uniform, failed, message, steps)
     p = np.maximum(primal.x[:nx], 0.0)
     Q = np.maximum(dual.x[:ny], 0.0)
     if not (np.isfinite(p).all() and np.isfinite(Q).all() and p.sum() > 0 and Q.sum() > 0):
-        return ZeroSolution(
-            np.full(nx, 1.0 / nx), np.full(ny, 1.0 / ny), EngineStatus.FAILED, message
-        )
-    return ZeroSolution(p / p.sum(), Q / Q.sum(), status, message)
+        return ZeroSolution(*uniform, EngineStatus.FAILED, message, steps)
+    return ZeroSolution(p / p.sum(), Q / Q.sum(), status, message, steps)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,9 @@ layer turns an engine status into the user-facing ``dpcap.Status`` in one place
 (``dpcap._core.certify``); an engine status is never a certificate: the query layer recomputes the
 bracket from the returned objects whatever the engine said.
 
+Every engine's raw result follows one protocol, :class:`Solution`: ``status``, ``message`` and
+``iterations``, with one convention for the batched engines (one status per element).
+
 The names of the external solvers each engine can drive live here too, in preference order;
 :func:`canonical` resolves a user's spelling case-insensitively.
 """
@@ -14,6 +17,10 @@ The names of the external solvers each engine can drive live here too, in prefer
 from __future__ import annotations
 
 import enum
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "CONIC_SOLVERS",
@@ -21,10 +28,19 @@ __all__ = [
     "LP_SOLVERS",
     "RENYI_SOLVERS",
     "EngineStatus",
+    "Solution",
+    "batch_message",
+    "by_element",
     "canonical",
+    "cvxpy_iterations",
     "from_cvxpy",
     "from_linprog",
+    "statuses",
 ]
+
+ObjectArray = NDArray[np.object_]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 
 class EngineStatus(enum.Enum):
@@ -77,6 +93,85 @@ _LINPROG: dict[int, EngineStatus] = {
     3: EngineStatus.FAILED,
     4: EngineStatus.INACCURATE,
 }
+
+
+@runtime_checkable
+class Solution(Protocol):
+    """The protocol every engine's raw result follows: how it stopped, in its words, after how much.
+
+    Attributes
+    ----------
+    status : EngineStatus or (B,) object array of EngineStatus
+        How the engine stopped. A single problem has one :class:`EngineStatus`. A batched engine
+        (:class:`~dpcap.solvers.blahut.BatchSolution`,
+        :class:`~dpcap.solvers.ratedistortion.SlopeSolution`) has one per element, in an object
+        array of the batch's length ``B`` (as SciPy's vectorised solvers report one flag per
+        element): ``OPTIMAL`` where the element met the stopping rule, ``MAX_ITER`` where it spent
+        the budget. :func:`statuses` gives the per-element array for either kind.
+    message : str
+        What the engine (or the backend it drove) says about the stop; ``""`` when nothing. One
+        string for the whole batch.
+    iterations : int or (B,) int64 array
+        The engine's own count of its steps (iterations, Newton steps, LP solves, a backend's
+        reported iterations or nodes), ``>= 0``; one per element for a batch. An engine with no
+        such notion, or whose backend does not report one, says 0 and documents it.
+
+    Notes
+    -----
+    A status is never a certificate: the query layer recomputes every bracket and turns the
+    status into the user's one in one place (``dpcap._core.certify.status_of``).
+    """
+
+    @property
+    def status(self) -> EngineStatus | ObjectArray: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def iterations(self) -> int | IntArray: ...
+
+
+def by_element(converged: BoolArray) -> ObjectArray:
+    """The per-element statuses of a batch: ``OPTIMAL`` where ``converged``, else ``MAX_ITER``.
+
+    For the batched engines, which stop an element only when it meets the stopping rule or when
+    the iteration budget is spent.
+    """
+    out = np.empty(len(converged), dtype=object)
+    out[:] = [EngineStatus.OPTIMAL if done else EngineStatus.MAX_ITER for done in converged]
+    return out
+
+
+def batch_message(converged: BoolArray, tol: float, max_iter: int) -> str:
+    """The one message of a batch: how many elements met ``tol`` and how many spent the budget."""
+    total, done = len(converged), int(np.count_nonzero(converged))
+    if done == total:
+        return f"all {total} elements met tol={tol:g}"
+    return f"{total - done} of {total} elements spent max_iter={max_iter} before tol={tol:g}"
+
+
+def statuses(solution: Solution) -> ObjectArray:
+    """A solution's statuses as a (B,) object array: the batch's own, or one for a single problem.
+
+    Raises
+    ------
+    TypeError
+        If ``status`` is neither an :class:`EngineStatus` nor an array of them.
+    """
+    status = solution.status
+    out = np.empty(1 if isinstance(status, EngineStatus) else len(status), dtype=object)
+    out[:] = [status] if isinstance(status, EngineStatus) else list(status)
+    if not all(isinstance(s, EngineStatus) for s in out):
+        raise TypeError(f"a solution's status must be EngineStatus values; got {status!r}")
+    return out
+
+
+def cvxpy_iterations(problem: object) -> int:
+    """The iterations of a cvxpy problem's last solve (``solver_stats.num_iters``; 0 if none)."""
+    stats = getattr(problem, "solver_stats", None)
+    count = getattr(stats, "num_iters", None)
+    return int(count) if count else 0
 
 
 def from_cvxpy(status: object) -> EngineStatus:

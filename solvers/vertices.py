@@ -56,13 +56,19 @@ def perfect_privacy_vertices(T: FloatArray, p: FloatArray, *, rank: int) -> Floa
 
 @dataclass(frozen=True)
 class PerfectPrivacySolution:
-    """Raw output of :func:`perfect_privacy_lp`: support posteriors, weights and the LP dual."""
+    """Raw output of :func:`perfect_privacy_lp`: support posteriors, weights and the LP dual.
+
+    ``status`` is HiGHS's (mapped by :func:`~dpcap.solvers.status.from_linprog`), ``message``
+    HiGHS's own and ``iterations`` the iterations HiGHS reported (``nit``; 0 when none).
+    """
 
     posteriors: FloatArray
     weights: FloatArray
     mu: FloatArray
     vertices: FloatArray
     status: EngineStatus
+    message: str
+    iterations: int
 
 
 def perfect_privacy_lp(V: FloatArray, p: FloatArray) -> PerfectPrivacySolution:
@@ -82,11 +88,13 @@ def perfect_privacy_lp(V: FloatArray, p: FloatArray) -> PerfectPrivacySolution:
         options=HIGHS_OPTIONS,
     )
     status = from_linprog(res.status)
+    said, steps = f"HiGHS: {res.message}", int(getattr(res, "nit", 0) or 0)
     if not status.usable or res.x is None or getattr(res, "eqlin", None) is None:
         n = p.shape[0]
         trivial = p[None, :].copy()
-        return PerfectPrivacySolution(trivial, np.ones(1), np.zeros(n), V, EngineStatus.FAILED)
+        failed = EngineStatus.FAILED
+        return PerfectPrivacySolution(trivial, np.ones(1), np.zeros(n), V, failed, said, steps)
     w = np.maximum(np.asarray(res.x, dtype=np.float64), 0.0)
     keep = w > 0
     mu = np.asarray(res.eqlin.marginals, dtype=np.float64)
-    return PerfectPrivacySolution(V[keep], w[keep], mu, V, status)
+    return PerfectPrivacySolution(V[keep], w[keep], mu, V, status, said, steps)

@@ -10,8 +10,10 @@ Every query goes through this module, because a certificate is never taken on a 
   solver's own, :func:`tightest` keeps the best ends of several valid brackets, :func:`capped`
   clips an upper end at ``C_∞`` (valid for every order), and :func:`radius_zero` and
   :func:`radius_infinity` certify the orders 0 and ∞;
-* :func:`status_of` is the one map from an engine's :class:`~dpcap.solvers.status.EngineStatus`
-  to the user's :class:`~dpcap.result.Status`;
+* :func:`status_of` is the one reader of an engine's result: it maps the
+  :class:`~dpcap.solvers.status.EngineStatus` of a :class:`~dpcap.solvers.status.Solution` (or
+  a bare engine status) to the user's :class:`~dpcap.result.Status`, and :func:`statuses_of`
+  does it per element for a batch;
 * :func:`conclude` turns a bracket into a status and a message, :func:`conclude_many` does it
   for curves and batches (one status per element);
 * :func:`warn` raises a :class:`~dpcap.result.ConvergenceWarning` attributed to the first frame
@@ -32,7 +34,7 @@ from numpy.typing import NDArray
 from dpcap.errors import ConvergenceWarning, Status
 from dpcap.solvers import blahut, renyi, rounding
 from dpcap.solvers.reduce import Reduction
-from dpcap.solvers.status import EngineStatus
+from dpcap.solvers.status import EngineStatus, Solution, statuses
 
 __all__ = [
     "Bracket",
@@ -46,6 +48,7 @@ __all__ = [
     "gamma",
     "ordered",
     "status_of",
+    "statuses_of",
     "tightest",
     "warn",
 ]
@@ -71,15 +74,36 @@ _STATUS: dict[EngineStatus, Status] = {
 }
 
 
-def status_of(engine: EngineStatus) -> Status:
+def status_of(engine: EngineStatus | Solution) -> Status:
     """The status a result reports when its bracket did *not* close, given how the engine stopped.
 
-    A closed bracket is ``converged`` whatever the engine said (the certificate decides); an
-    open one says why: the engine's budget (``max_iter``, also for a mesh out of cells), its
-    accuracy (``inaccurate``: stalled, local, a backend's inaccurate point, or an engine that
-    met its own stopping rule while the recomputed bracket is still open), or a failure.
+    ``engine`` is an engine's result (a single-problem :class:`~dpcap.solvers.status.Solution`:
+    its ``status`` is read) or an :class:`~dpcap.solvers.status.EngineStatus` itself. A closed
+    bracket is ``converged`` whatever the engine said (the certificate decides); an open one
+    says why: the engine's budget (``max_iter``, also for a mesh out of cells), its accuracy
+    (``inaccurate``: stalled, local, a backend's inaccurate point, or an engine that met its
+    own stopping rule while the recomputed bracket is still open), or a failure.
+
+    Raises
+    ------
+    TypeError
+        If ``engine`` is a batch (one status per element: use :func:`statuses_of`).
     """
-    return _STATUS[engine]
+    if isinstance(engine, EngineStatus):
+        return _STATUS[engine]
+    status = engine.status
+    if not isinstance(status, EngineStatus):
+        raise TypeError("a batch has one status per element: read it with statuses_of")
+    return _STATUS[status]
+
+
+def statuses_of(solution: Solution) -> NDArray[np.object_]:
+    """:func:`status_of` per element: a ``(B,)`` object array of :class:`~dpcap.result.Status`
+    for a batch's ``B`` elements (one element for a single problem)."""
+    engines = statuses(solution)
+    out = np.empty(engines.shape[0], dtype=object)
+    out[:] = [_STATUS[engine] for engine in engines]
+    return out
 
 
 def _outside_dpcap() -> int:
@@ -288,7 +312,7 @@ def radius_zero(matrix: FloatArray) -> Bracket:
     solution = renyi_zero.solve(matrix)
     if not solution.status.usable:
         raise SolverError(
-            f"the α = 0 linear programme failed: {solution.message}", status_of(solution.status)
+            f"the α = 0 linear programme failed: {solution.message}", status_of(solution)
         )
     B = (matrix > 0).astype(np.float64)
     nx, ny = matrix.shape

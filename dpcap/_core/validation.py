@@ -269,6 +269,10 @@ def tolerance(tol: Any, unit: str = "nats") -> float:
     return value
 
 
+#: Most engine solves of a one-dimensional search of a query (a multiplier, a slope, a level:
+#: the capacity–cost multiplier, the rate–distortion slope, the privacy–distortion level).
+MAX_SOLVES = 100
+
 #: Default iteration budget of the iterative engines (Blahut–Arimoto and its relatives).
 DEFAULT_MAX_ITER = 100_000
 

@@ -61,7 +61,7 @@ def plain_capacity(
         if not raw.status.usable:
             raise SolverError(
                 f"{name} failed on the capacity program: {raw.message}",
-                _certify.status_of(raw.status),
+                _certify.status_of(raw),
             )
         own = _certify.bracket(reduction.matrix, raw.prior)
         solution = blahut.solve(

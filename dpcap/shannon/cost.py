@@ -33,7 +33,7 @@ from dpcap.channel import AdditiveMechanism
 from dpcap.errors import ConvergenceWarning, ParameterError, SolverError, Status
 from dpcap.function_mechanism import FunctionMechanism
 from dpcap.result import CapacityResult, CostCapacityResult
-from dpcap.shannon._plain import plain_capacity
+from dpcap.shannon._plain import METHODS, plain_capacity
 from dpcap.solvers import blahut_cost, itp, reduce
 from dpcap.solvers.mixing import least_weight
 from dpcap.solvers.status import CONIC_SOLVERS
@@ -43,13 +43,10 @@ __all__ = ["capacity_cost"]
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-METHODS = ("ba", "conic")
 
 #: Mechanisms that :func:`dpcap.capacity` solves in structured form: given here as matrices.
 STRUCTURED = (AdditiveMechanism, FunctionMechanism)
 
-#: Engine solves (one per multiplier tried) after which the search stops, open.
-MAX_SOLVES = 100
 
 #: ITP's extra steps beyond bisection's count, and its truncation κ₁ (times the first width).
 ITP_SLACK, ITP_KAPPA = 2, 0.1
@@ -409,7 +406,7 @@ class _Search:
         if not raw.status.usable or raw.multiplier is None:
             raise SolverError(
                 f"{run.solver} failed on the capacity-cost program: {raw.message}",
-                _certify.status_of(raw.status),
+                _certify.status_of(raw),
             )
         p = self.back(raw.prior)
         self.offer(p if self.feasible(p) else self.mix(p, self.cheapest))
@@ -437,7 +434,7 @@ class _Search:
 
     def going(self) -> bool:
         opts = self.opts
-        return self.gap() > opts.tol and opts.solves < MAX_SOLVES
+        return self.gap() > opts.tol and opts.solves < check.MAX_SOLVES
 
     def run(self, plain_prior: FloatArray) -> _Answer:
         """Bracket the multiplier, then ITP in ``log s`` on ``f(s) = P − Σ_x p_x(s) c_x``.
@@ -478,7 +475,9 @@ class _Search:
         note = f"{solves}; dual bound at s = {slope:.6g}{self.note}"
         bound = _certify.ordered(self.lower, upper, self.prior)
         status = (
-            Status.MAX_ITER if opts.exhausted or opts.solves >= MAX_SOLVES else Status.INACCURATE
+            Status.MAX_ITER
+            if opts.exhausted or opts.solves >= check.MAX_SOLVES
+            else Status.INACCURATE
         )
         if opts.solver is not None:
             status = Status.INACCURATE

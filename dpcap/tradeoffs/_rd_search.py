@@ -49,9 +49,9 @@ FloatArray = NDArray[np.float64]
 #: Δ is the largest shifted distortion: ``e^{−sΔ}`` from 0.99 to e^-1000.
 GRID = np.geomspace(1e-2, 1e3, 12)
 
-#: Searches for s give up (and fall back to mixing the bracketing mechanisms) after this many
-#: engine solves, or when the bracket in s is this narrow (relative): D_s then jumps across D.
-MAX_SOLVES = 100
+#: Searches for s give up (and fall back to mixing the bracketing mechanisms) after
+#: ``MAX_SOLVES`` engine solves (:data:`~dpcap._core.validation.MAX_SOLVES`), or when the
+#: bracket in s is this narrow (relative): D_s then jumps across D.
 S_RTOL = 1e-11
 
 #: Slopes are searched in ``[1/S_MAX, S_MAX]/Δ``; beyond, ``s = 0`` (the constant mechanism) and
@@ -271,13 +271,13 @@ def search(problem: Problem, D: float, tol: float, budget: int) -> Answer:
     while hi is None:
         s = min(lo.slope * factor, ceiling) if lo.slope < ceiling else math.inf
         factor = min(factor * factor, S_MAX)
-        pt = run(s if solves < MAX_SOLVES else math.inf, lo.output)
+        pt = run(s if solves < check.MAX_SOLVES else math.inf, lo.output)
         if pt.distortion <= D or math.isinf(pt.slope):
             hi = pt
         else:
             lo = pt
     factor = 8.0
-    while lo.slope == 0.0 and solves < MAX_SOLVES and not math.isinf(hi.slope):
+    while lo.slope == 0.0 and solves < check.MAX_SOLVES and not math.isinf(hi.slope):
         if hi.slope * problem.scale <= 1.0 / S_MAX:
             break
         s = max(hi.slope / factor, 1.0 / (S_MAX * problem.scale))
@@ -291,7 +291,7 @@ def search(problem: Problem, D: float, tol: float, budget: int) -> Answer:
     fa, fb = lo.distortion - D, hi.distortion - D
     moved = ""
     widths: list[float] = []
-    while not closed() and solves < MAX_SOLVES:
+    while not closed() and solves < check.MAX_SOLVES:
         if lo.slope == 0.0 or math.isinf(hi.slope):  # no finite bracket: s is out of range
             break
         # Illinois (regula falsi) on f(log s) = D_s − D, bisecting while the bracket is wide

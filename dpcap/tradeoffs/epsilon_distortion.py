@@ -33,8 +33,6 @@ __all__ = ["privacy_distortion", "privacy_distortion_curve"]
 
 FloatArray = NDArray[np.float64]
 
-#: Most LP solves in one ε*(D) search.
-MAX_SOLVES = 100
 
 #: Default number of points of :func:`privacy_distortion_curve`.
 DEFAULT_POINTS = 16
@@ -158,7 +156,7 @@ def _bracket(problem: lp.Problem, budget: float, tol: float) -> _Search:
     solves, stuck, reference = 0, 0, hi - lo
     zone, spread, radius, toggle = [math.nan, math.nan], 0.0, [0.0, 0.0], True
     failures: list[str] = []
-    while hi - lo > tol and solves < MAX_SOLVES and stuck < 8:
+    while hi - lo > tol and solves < check.MAX_SOLVES and stuck < 8:
         side = -1
         if lo < zone[0] and zone[1] < hi:
             eps, side = _straddle(zone, radius, lo, hi, toggle)

@@ -184,7 +184,7 @@ def inference_privacy(
         if not raw.status.usable:
             raise SolverError(
                 f"{name} failed on the inference-privacy program: {raw.message}",
-                _certify.status_of(raw.status),
+                _certify.status_of(raw),
             )
         W = nearest.copy()
         W[problem.xs] = raw.mechanism

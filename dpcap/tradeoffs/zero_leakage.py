@@ -113,9 +113,7 @@ def perfect_privacy(joint: Any, /, *, tol: float = 1e-9, unit: str = "nats") -> 
         V = perfect_privacy_vertices(problem.T, problem.p, rank=rank)
         sol = perfect_privacy_lp(V, problem.p)
         if not sol.status.usable:
-            raise SolverError(
-                "HiGHS failed on the perfect-privacy LP", _certify.status_of(sol.status)
-            )
+            raise SolverError("HiGHS failed on the perfect-privacy LP", _certify.status_of(sol))
         W = mechanism(problem, sol.posteriors, sol.weights)
         utility, leakage = informations(problem, W)
         h = entropy_rows(V)
