@@ -192,6 +192,28 @@ def test_a_user_query_is_calibrated(registered: object) -> None:
     assert r.lower <= 0.2 <= r.upper
 
 
+def test_calibrate_rate_distortion_over_a_family_of_sources() -> None:
+    """The largest ``q ≤ 1/2`` with ``R(0.1) = h(q) − h(0.1) ≤ 0.2`` (R increases with q)."""
+    target, D = 0.2, 0.1
+    lo, hi = D, 0.5  # the closed form's root, by bisection on h (independent of dpcap)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if h(mid) - h(D) <= target else (lo, mid)
+    r = dpcap.calibrate(
+        binary_source,
+        "q",
+        "rate_distortion",
+        target,
+        bounds=(0.15, 0.5),
+        measure_kwargs={"D": D},
+        tol=1e-8,
+    )
+    assert r.status.value == "converged"
+    assert r.direction == "increasing"
+    assert r.lower - 1e-12 <= lo <= r.upper + 1e-12
+    assert r.upper - r.lower <= 1e-8 * r.value
+
+
 def test_calibrate_g_leakage_at_a_prior() -> None:
     r = dpcap.calibrate(
         "binary_symmetric",
