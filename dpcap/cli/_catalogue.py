@@ -97,7 +97,8 @@ def _add(sub: Any, spec: Query) -> None:
             option["type"] = parse
         if kind == "relation":
             option["choices"] = NEIGHBOR_NAMES
-        option["metavar"] = {"matrix": "FILE", "vector": "V1,V2,.."}.get(kind, name.upper())
+        metavars = {"matrix": "FILE", "vector": "V1,V2,..", "integers": "I1,I2,.."}
+        option["metavar"] = metavars.get(kind, name.upper())
         if kind == "relation":
             del option["metavar"]
         option["required"] = name in spec.required and name != "prior"
@@ -106,10 +107,14 @@ def _add(sub: Any, spec: Query) -> None:
     cmd.set_defaults(run=functools.partial(run, spec))
 
 
-def _help(spec: Query, name: str) -> str:
+def _help(spec: Query, name: str, limit: int = 160) -> str:
+    """The parameter's description from the docstring (cut at ``limit`` characters), with its
+    default unless the description gives it."""
     text = spec.help(name)
+    if len(text) > limit:
+        text = text[: text.rfind(" ", 0, limit)] + " ..."
     default = spec.default(name)
-    if default is not None and name not in spec.required:
+    if default is not None and name not in spec.required and "default" not in text.lower():
         text += f" (default {default})" if text else f"default {default}"
     return text.replace("%", "%%") or name
 
