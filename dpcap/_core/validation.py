@@ -91,7 +91,14 @@ def numeric(value: Any, name: str, error: type[ValueError] = ParameterError) -> 
                     f"{name} must be a rectangular array of real numbers, got an element "
                     f"{show(item)} in {show(value)}"
                 )
-        arr = arr.astype(np.float64)
+        try:
+            arr = arr.astype(np.float64)
+        except OverflowError:  # an integer beyond the doubles (about 1.8e308)
+            big = next(i for i in arr.flat if isinstance(i, int) and abs(i) > 2**1023)
+            raise error(
+                f"{name} holds an integer too large for a double ({show(big, 30)}, beyond "
+                f"1.8e308): {show(value)}"
+            ) from None
         kind = "f"
     if kind == "c":
         imaginary = np.argwhere(arr.imag != 0)
@@ -364,7 +371,7 @@ def cost_matrix(
 
 def unit_divisor(unit: Any) -> float:
     """The divisor that turns nats into ``unit`` ("nats" or "bits")."""
-    if unit not in UNITS:
+    if not isinstance(unit, str) or unit not in UNITS:
         raise ParameterError(f"unit must be one of {sorted(UNITS)}, got {show(unit)}")
     return UNITS[unit]
 

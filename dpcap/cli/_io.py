@@ -16,6 +16,7 @@ import json
 import math
 import re
 import textwrap
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,12 @@ MATRIX_KEYS = ("matrix", "W", "joint", "distortion")
 JSON_KEYS = (*MATRIX_KEYS, "shape", "prior", "neighbors", "name")
 
 
+#: Most values one option's list may expand to (``START:STOP:NUM`` included).
+MAX_LIST_VALUES = 100_000
+#: Most points of a curve asked with ``--n-points``.
+MAX_CURVE_POINTS = 10_000
+
+
 class UsageError(DpcapError, ValueError):
     """A command-line input is invalid; the message names the option (or the file) and value."""
 
@@ -102,6 +109,11 @@ def numbers(
                     count = int(num)
                     if count < 1:
                         raise ValueError(num)
+                    if count + len(values) > MAX_LIST_VALUES:
+                        raise argparse.ArgumentTypeError(
+                            f"{what}: at most {MAX_LIST_VALUES} values, got {text!r} "
+                            f"({count} in {item!r})"
+                        )
                     values += [float(v) for v in np.linspace(float(start), float(stop), count)]
                 else:
                     values.append(float(item))
@@ -146,18 +158,17 @@ def positive(text: str) -> float:
     return value
 
 
-def integer(minimum: int) -> Callable[[str], int]:
-    """An argparse type: one integer ``>= minimum``."""
+def integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: one integer ``>= minimum`` (and ``<= maximum`` if given)."""
+    span = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected an integer >= {minimum}, got {text!r}"
-            ) from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected an integer {span}, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected an integer {span}, got {text!r}")
         return value
 
     return parse
@@ -264,8 +275,18 @@ class Data:
 
     @property
     def label(self) -> str:
-        """The name to show: the JSON ``name``, else the file name."""
-        return self.name or self.path.name
+        """The name to show: the JSON ``name``, else the file name, control characters escaped
+        (a name cannot forge report lines or move the terminal's cursor)."""
+        return printable(self.name or self.path.name)
+
+
+def printable(text: str) -> str:
+    """``text`` with every control or format character (newlines, escape sequences, bidi
+    overrides) written as its Python escape, so echoing input never acts on the terminal."""
+    return "".join(
+        c.encode("unicode_escape").decode("ascii") if unicodedata.category(c)[0] == "C" else c
+        for c in text
+    )
 
 
 def read_input(path: Path) -> Data:
@@ -279,6 +300,13 @@ def read_input(path: Path) -> Data:
                 array = np.load(path, allow_pickle=False)
             except (ValueError, OSError, EOFError) as exc:
                 raise UsageError(f"{path}: not a NumPy .npy array of numbers ({exc})") from exc
+            if isinstance(array, np.lib.npyio.NpzFile):
+                names = ", ".join(array.files)
+                array.close()
+                raise UsageError(
+                    f"{path}: a NumPy .npz archive (arrays {names}), not a .npy array: save the "
+                    "matrix alone with numpy.save"
+                )
             return Data(path, check.real_array(array, f"{path}"))
         if suffix == ".json":
             return _read_json(path)
@@ -295,7 +323,9 @@ def read_table(path: Path) -> FloatArray:
     Cells are separated by tabs, semicolons, commas or whitespace (the first of these found in
     the first lines); with tabs or semicolons a decimal comma (``0,25``) is read as a point. A
     first row that is not all numbers is a header and is skipped; blank lines and lines starting
-    with ``#`` are ignored; quotes around a cell are dropped.
+    with ``#`` are ignored; quotes around a cell are dropped. A first column of row labels is
+    dropped: labels that are not numbers in every row (``x0``, ``x1``, ...), or the index that
+    pandas writes with ``DataFrame.to_csv`` (an empty first header cell).
     """
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -310,10 +340,19 @@ def read_table(path: Path) -> FloatArray:
     sample = "\n".join(ln for _, ln in lines[:5])
     delimiter = next((d for d in ("\t", ";", ",") if d in sample), None)
     rows = [(i, _cells(ln, delimiter)) for i, ln in lines]
-    if all(_number(cell) is None for cell in rows[0][1]):
+    index = False  # a first column of row labels (pandas' to_csv writes its index there)
+    header = rows[0][1]
+    if all(_number(cell) is None for cell in header):
         rows = rows[1:]  # a header row: no cell of it is a number
+        index = len(header) > 1 and header[0] == "" and all(header[1:])
+    elif _pandas_default(rows):
+        rows, index = rows[1:], True
     if not rows:
         raise UsageError(f"{path}: a header row and no numbers")
+    if not index and all(len(c) > 1 and _number(c[0]) is None for _, c in rows):
+        index = all(_number(cell) is not None for _, c in rows for cell in c[1:])
+    if index:
+        rows = [(i, cells[1:]) for i, cells in rows]
     values = []
     for i, cells in rows:
         row = []
@@ -330,6 +369,19 @@ def read_table(path: Path) -> FloatArray:
         counts = ", ".join(f"line {i}: {n}" for i, n in lengths)
         raise UsageError(f"{path}: rows have different lengths ({counts})")
     return np.array(values, dtype=np.float64)
+
+
+def _pandas_default(rows: list[tuple[int, list[str]]]) -> bool:
+    """Whether ``rows`` are a pandas frame written with its default index and columns: a first
+    row ``,0,1,..`` and a first column ``0, 1, ..`` (``DataFrame(W).to_csv(path)``)."""
+    header = rows[0][1]
+    labels = [cells[0] for _, cells in rows[1:]]
+    return (
+        len(header) > 1
+        and header[0] == ""
+        and header[1:] == [str(k) for k in range(len(header) - 1)]
+        and labels == [str(k) for k in range(len(labels))]
+    )
 
 
 def _cells(line: str, delimiter: str | None) -> list[str]:
@@ -353,6 +405,10 @@ def _read_json(path: Path) -> Data:
         content = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: not valid JSON ({exc})") from exc
+    except RecursionError:
+        raise UsageError(
+            f"{path}: JSON nested too deeply to be a matrix (a matrix is a list of rows)"
+        ) from None
     if isinstance(content, list):
         return Data(path, check.real_array(content, f"{path}"))
     if not isinstance(content, dict):
@@ -517,7 +573,9 @@ def add_points(
     points = cmd.add_mutually_exclusive_group()
     metavar = f"{flag.lstrip('-')}1,{flag.lstrip('-')}2,.."
     points.add_argument(flag, type=numbers(what), metavar=metavar, help=help)
-    points.add_argument("--n-points", type=integer(least), metavar="N", help=count)
+    points.add_argument(
+        "--n-points", type=integer(least, MAX_CURVE_POINTS), metavar="N", help=count
+    )
 
 
 def add_solve_options(cmd: argparse.ArgumentParser, *, tol: str, max_iter: bool = True) -> None:

@@ -450,6 +450,10 @@ def _staircase_best_width(delta: int, eps: float) -> int:
     return best
 
 
+#: Largest staircase sensitivity: steps and widths stay exact integers in float64 arithmetic.
+MAX_SENSITIVITY = 2**52
+
+
 def staircase(n: int, eps: float, *, sensitivity: int = 1, r: int | None = None) -> Channel:
     r"""The discrete staircase mechanism of Geng & Viswanath on ``{0, …, n}``, clamped.
 
@@ -527,6 +531,11 @@ def staircase(n: int, eps: float, *, sensitivity: int = 1, r: int | None = None)
     n = check.integer(n, "n", minimum=1)
     eps = check.nonnegative_scalar(eps, "eps")
     delta = check.integer(sensitivity, "sensitivity", minimum=1)
+    if delta > MAX_SENSITIVITY:
+        raise ParameterError(
+            f"sensitivity must be an integer in [1, 2**52] (a staircase step is computed in "
+            f"doubles), got {sensitivity!r}"
+        )
     if r is None:
         width = (delta + 1) // 2 if eps == 0.0 else _staircase_best_width(delta, eps)
     else:

@@ -188,6 +188,12 @@ def _geometric_logs(m: int, a: float) -> FloatArray:
 def _lattice_radius(rows: int, cols: int, a: float) -> int:
     """``N`` with ``8 Σ_{n>N} n e^{−a n} ≤ 2⁻⁶⁰ e^{−a R}``, ``R`` the grid's lattice diagonal."""
     far = math.hypot(rows, cols)
+    if far + 60 * _LOG2 / a > MAX_LATTICE_RADIUS:  # N is at least this: refuse before summing
+        raise ProblemTooLargeError(
+            f"planar_geometric with eps*step={a!r} would sum the lattice out to radius above "
+            f"{far + 60 * _LOG2 / a:.3g}, above dpcap's limit of {MAX_LATTICE_RADIUS}; use a "
+            "larger eps or step, or norm='manhattan' (closed form)"
+        )
     one = -math.expm1(-a)
     N = math.ceil(far)
     for _ in range(6):  # Σ_{n>N} n e^{−an} ≤ e^{−a(N+1)} ((N+1)/(1 − e^{−a}) + 1/(1 − e^{−a})²)

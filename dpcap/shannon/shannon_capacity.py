@@ -137,6 +137,11 @@ def _channels(Ws: Any) -> tuple[list[FloatArray], list[structured.Reduced | None
     totals, as :func:`capacity` solves it), returned beside it to lift the prior back; one whose
     databases are too many for the dense prior of a batch is refused.
     """
+    if isinstance(Ws, (str, bytes)):
+        raise ChannelError(
+            f"Ws must be a list of channels (or a stack of shape (B, n_inputs, n_outputs)), got "
+            f"the string {check.show(Ws)}"
+        )
     if isinstance(Ws, Sequence) or (isinstance(Ws, np.ndarray) and Ws.dtype == object):
         if len(Ws) == 0:
             raise ChannelError("Ws must hold at least one channel, got an empty list")

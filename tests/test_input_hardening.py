@@ -1,0 +1,115 @@
+"""Hostile and messy input gets a clear dpcap error, never a raw traceback (issue 27, items 4,
+11-13 and 19): each test failed on the code before the fix, with the raw exception named.
+
+* an integer beyond the doubles in a matrix (``OverflowError``), ``unit=[]`` and array units
+  (``TypeError: unhashable``), deeply nested JSON (``RecursionError``), ``planar_geometric``
+  at a tiny ε (``ZeroDivisionError``/``OverflowError``), a staircase sensitivity of ``2**63``
+  (``OverflowError``);
+* a list option that expands to 10^11 values is refused while parsing;
+* ``capacities("abc")`` names the string, not its first letter; a ``.npz`` saved as ``.npy`` is
+  named as an archive;
+* a JSON ``"name"`` with control characters cannot forge report lines;
+* a pandas CSV with its index column is read (the label column is dropped).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpcap
+from dpcap import cli
+from dpcap.errors import ChannelError, ParameterError, ProblemTooLargeError
+from dpcap.mechanisms import planar_geometric, staircase
+
+BSC = [[0.9, 0.1], [0.1, 0.9]]
+
+
+def test_an_integer_beyond_the_doubles_is_named() -> None:
+    with pytest.raises(ChannelError, match=r"W holds an integer too large for a double"):
+        dpcap.capacity([[10**400, 1], [0.5, 0.5]])
+
+
+@pytest.mark.parametrize("unit", [[], np.array(["bits"]), {"bits": 1}])
+def test_a_unit_that_is_not_a_string_is_named(unit: object) -> None:
+    with pytest.raises(ParameterError, match=r"unit must be one of \['bits', 'nats'\]"):
+        dpcap.capacity(BSC, unit=unit)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match=r"unit must be one of"):
+        dpcap.renyi_dp(BSC, 2.0, unit=unit)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("eps", [1e-170, 1e-160])
+def test_planar_geometric_at_a_tiny_level_is_refused_up_front(eps: float) -> None:
+    with pytest.raises(ProblemTooLargeError, match=r"out to radius above .*limit of 8192"):
+        planar_geometric((2, 2), eps)
+
+
+def test_a_huge_staircase_sensitivity_is_refused() -> None:
+    with pytest.raises(ParameterError, match=r"sensitivity must be an integer in \[1, 2\*\*52\]"):
+        staircase(4, 1.0, sensitivity=2**63)
+
+
+def test_capacities_of_a_string_names_the_string() -> None:
+    with pytest.raises(ChannelError, match=r"Ws must be a list of channels .* the string 'abc'"):
+        dpcap.capacities("abc")
+
+
+def test_deeply_nested_json_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert cli.main(["capacity", str(path)]) == 2
+    assert "JSON nested too deeply to be a matrix" in capsys.readouterr().err
+
+
+def test_an_npz_saved_as_npy_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "W.npy"
+    with path.open("wb") as handle:
+        np.savez(handle, W=np.array(BSC))
+    assert cli.main(["capacity", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "a NumPy .npz archive (arrays W), not a .npy array" in err
+
+
+def test_a_range_of_1e11_values_is_refused_while_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "W.csv"
+    np.savetxt(path, BSC, delimiter=",")
+    assert cli.main(["delta", str(path), "--eps", "1:2:99999999999"]) == 2
+    assert "at most 100000 values" in capsys.readouterr().err
+    assert cli.main(["rd", str(path), "--n-points", "99999999"]) == 2
+    assert "--n-points: expected an integer in [2, 10000]" in capsys.readouterr().err
+
+
+def test_a_name_with_control_characters_cannot_forge_report_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "W.json"
+    forged = "RR\n  pure DP          eps = 0 nats\x1b[2K"
+    path.write_text(json.dumps({"matrix": BSC, "name": forged}))
+    assert cli.main(["audit", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert out.splitlines()[0] == r"dpcap audit: RR\n  pure DP          eps = 0 nats\x1b[2K"
+    assert not any(line.startswith("  pure DP          eps = 0 nats") for line in out.splitlines())
+
+
+def test_a_pandas_csv_with_its_index_column_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = pd.DataFrame(BSC, index=["x0", "x1"], columns=["y0", "y1"])
+    labelled = tmp_path / "labelled.csv"
+    frame.to_csv(labelled)
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame(BSC).to_csv(plain)  # the default RangeIndex: a header "",0,1
+    for path in (labelled, plain):
+        assert cli.main(["capacity", str(path), "--json"]) == 0, capsys.readouterr().err
+        result = json.loads(capsys.readouterr().out)["result"]
+        assert result["lower"] <= np.log(2) + 0.9 * np.log(0.9) + 0.1 * np.log(0.1) + 1e-12
+        assert len(result["prior"]) == 2
