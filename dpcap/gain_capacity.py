@@ -45,6 +45,10 @@ IntArray = NDArray[np.int64]
 #: mixed-integer programme; above it :class:`~dpcap.result.ProblemTooLargeError` is raised.
 MAX_BINARIES = 10_000
 
+#: Largest number of constraint nonzeros of that programme, counted before it is built (about
+#: 100 MB of HiGHS model); above it :class:`~dpcap.result.ProblemTooLargeError` is raised.
+MAX_NONZEROS = 4_000_000
+
 _KINDS = ("multiplicative", "additive")
 _U = _certify.U
 _gamma = _certify.gamma
@@ -268,7 +272,8 @@ def g_capacity(
         For invalid input, and for a multiplicative capacity of a gain with a negative entry
         or with no positive entry.
     ProblemTooLargeError
-        When the programme would have more than :data:`MAX_BINARIES` binaries.
+        When the programme would have more than :data:`MAX_BINARIES` binaries or
+        :data:`MAX_NONZEROS` constraint nonzeros (counted before anything is built).
     SolverError
         If HiGHS fails outright.
 
@@ -385,6 +390,14 @@ def _solve(
             )
         from dpcap.solvers import gain_milp
 
+        count = gain_milp.nonzeros(kind, len(C), len(outputs), len(guesses))
+        if count > MAX_NONZEROS:
+            raise ProblemTooLargeError(
+                f"the {kind} capacity programme would have {count} constraint nonzeros "
+                f"({C.shape[0]} secrets, {len(outputs)} outputs, {len(guesses)} guesses after "
+                f"the exact reductions), above dpcap's limit of {MAX_NONZEROS}; merge outputs "
+                "or guesses first"
+            )
         engine = gain_milp.multiplicative if kind == "multiplicative" else gain_milp.additive
         Gs = Gr if kind == "multiplicative" else Gr / R
         solution = engine(C, Gs, time_limit=limit, rel_gap=tol / 10)

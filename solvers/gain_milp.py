@@ -39,7 +39,14 @@ from .status import EngineStatus
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-__all__ = ["FEASIBILITY_TOL", "INTEGRALITY_TOL", "GainMilpSolution", "additive", "multiplicative"]
+__all__ = [
+    "FEASIBILITY_TOL",
+    "INTEGRALITY_TOL",
+    "GainMilpSolution",
+    "additive",
+    "multiplicative",
+    "nonzeros",
+]
 
 #: HiGHS's default primal and dual feasibility tolerance.
 FEASIBILITY_TOL = 1e-7
@@ -73,6 +80,18 @@ class GainMilpSolution:
     status: EngineStatus
     iterations: int
     message: str
+
+
+def nonzeros(kind: str, n: int, m: int, k: int) -> int:
+    """The constraint matrix's nonzeros of the programme for ``n`` secrets, ``m`` outputs and
+    ``k`` guesses, counted before it is built (``kind`` "multiplicative" or "additive"): the
+    copies ``r^{yw}`` (``m k n``) and their splits (``m n``), the guess rows (``m k``), and the
+    polytope rows, ``k`` per (output, guess) on ``n + 1`` columns for the multiplicative form,
+    one per (output, guess) plus ``k`` vulnerability rows for the additive one."""
+    copies = m * k * n + m * n + m * k
+    if kind == "multiplicative":
+        return copies + m * k * k * (n + 1)
+    return copies + m * k * (n + 1) + k * (n + 1)
 
 
 def _disjunction(n: int, m: int, k: int, offset: int) -> tuple[sparse.csr_matrix, IntArray]:
