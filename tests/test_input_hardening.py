@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -123,3 +124,15 @@ def test_a_gain_capacity_programme_is_counted_before_it_is_built() -> None:
     G = rng.uniform(0.1, 1.0, size=(100, 100))
     with pytest.raises(ProblemTooLargeError, match=r"constraint nonzeros .* limit of 4000000"):
         dpcap.g_capacity(W, G, time_limit=1.0)
+
+
+def test_calibrate_at_a_subnormal_tolerance_does_not_overflow() -> None:
+    """Binary randomized response: maximal leakage ``log(2e^ε/(1+e^ε)) = 0.3`` at
+    ``ε = log(e^0.3/(2 − e^0.3))``; ``tol=1e-320`` raised OverflowError in the ITP step count."""
+    truth = math.log(math.exp(0.3) / (2 - math.exp(0.3)))
+    with pytest.warns(dpcap.ConvergenceWarning):
+        r = dpcap.calibrate(
+            "randomized_response", "eps", "max_leakage", 0.3, bounds=(0.1, 2), fixed={"k": 2},
+            tol=1e-320,
+        )  # fmt: skip
+    assert r.value == pytest.approx(truth, rel=1e-12)

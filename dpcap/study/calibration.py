@@ -454,7 +454,9 @@ class _Search:
         coord = math.log if stop.log_scale else float
         width0 = abs(coord(far.theta) - coord(best.theta))
         half = stop.half(best.theta, far.theta) or width0 * 2.0**-52
-        steps = max(math.ceil(math.log2(max(width0 / (2 * half), 1.0))), 0) + ITP_SLACK
+        # log2 of the ratio as a difference: a subnormal tolerance must not overflow the ratio
+        ratio = math.log2(width0) - math.log2(2 * half) if width0 > 0 else 0.0
+        steps = max(math.ceil(ratio), 0) + ITP_SLACK
         kappa = ITP_KAPPA / width0
         status, message = Status.CONVERGED, ""
         while not stop.done(best.theta, far.theta):
