@@ -119,7 +119,7 @@ class BatchSolution:
     @property
     def converged(self) -> BoolArray:
         """``(B,)``: where ``status`` is ``OPTIMAL`` (the engine's bracket closed to ``tol``)."""
-        return np.array([s is EngineStatus.OPTIMAL for s in self.status], dtype=np.bool_)
+        return np.asarray(self.status == EngineStatus.OPTIMAL, dtype=np.bool_)
 
 
 def bracket(W: Any, p: Any, model: Model | None = None) -> tuple[Any, Any, Any]:

@@ -103,7 +103,7 @@ class SlopeSolution:
     @property
     def converged(self) -> BoolArray:
         """``(B,)``: where ``status`` is ``OPTIMAL`` (``information − lower ≤ tol``)."""
-        return np.array([s is EngineStatus.OPTIMAL for s in self.status], dtype=np.bool_)
+        return np.asarray(self.status == EngineStatus.OPTIMAL, dtype=np.bool_)
 
 
 def shift(p: FloatArray, d: FloatArray) -> tuple[FloatArray, float]:

@@ -138,8 +138,8 @@ def by_element(converged: BoolArray) -> ObjectArray:
     For the batched engines, which stop an element only when it meets the stopping rule or when
     the iteration budget is spent.
     """
-    out = np.empty(len(converged), dtype=object)
-    out[:] = [EngineStatus.OPTIMAL if done else EngineStatus.MAX_ITER for done in converged]
+    out = np.full(len(converged), EngineStatus.MAX_ITER, dtype=object)
+    out[np.asarray(converged, dtype=bool)] = EngineStatus.OPTIMAL
     return out
 
 

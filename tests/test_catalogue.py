@@ -286,3 +286,81 @@ def test_the_command_line_asks_trade_offs_and_priors(
     assert f"{(LN2 - h(0.1)) / LN2:.9g} bits" in out
     assert cli.main(["mutual_information", str(bsc)]) == 2  # the prior is required
     assert "mutual_information is asked at a prior: give --prior" in capsys.readouterr().err
+
+
+# --- found by the second reading ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [({"tol": -1.0}, "tol must be a positive"), ({"max_iter": -5}, "max_iter must be an integer")],
+)
+def test_sweep_options_are_checked_when_the_spec_is_read(params: dict, named: str) -> None:
+    with pytest.raises(ParameterError, match=rf"queries: capacity parameter .*{named}"):
+        dpcap.sweep("binary_symmetric", {"p": [0.1]}, [("capacity", params)], progress=False)
+
+
+@pytest.mark.parametrize("tol", [-1.0, "abc"])
+def test_calibrate_names_measure_kwargs(tol: object) -> None:
+    with pytest.raises(ParameterError, match=r"^measure_kwargs: capacity parameter tol"):
+        dpcap.calibrate(
+            "randomized_response",
+            "eps",
+            "capacity",
+            0.1,
+            bounds=(0.01, 5),
+            fixed={"k": 2},
+            measure_kwargs={"tol": tol},
+        )
+
+
+def test_a_query_whose_tol_is_not_a_gap_keeps_its_own_default() -> None:
+    """g_capacity's tol is a relative MILP gap (default 1e-4): the sweep's 1e-9 (a gap in nats)
+    left its bracket open; the row now matches the direct call."""
+    from dpcap.mechanisms import randomized_response
+
+    G = [[1.0, 0.2, 0.0], [0.0, 1.0, 0.5], [0.3, 0.0, 1.0], [0.5, 0.5, 0.5]]
+    direct = dpcap.g_capacity(randomized_response(3, 1.0), G)
+    table = dpcap.sweep(
+        "randomized_response", {"k": [3], "eps": [1.0]}, [("g_capacity", {"gain": G})],
+        progress=False,
+    )  # fmt: skip
+    assert table["status"].tolist() == [direct.status.value] == ["converged"]
+    assert table["upper"].iloc[0] == direct.upper
+
+
+def shifted(W: object, /, *args: object, shift: float = 0.0, **kwargs: object) -> float:
+    """A toy query with variadic parameters: the largest entry plus ``shift``."""
+    return float(np.max(np.asarray(W))) + shift
+
+
+def test_a_query_with_variadic_parameters_is_registered() -> None:
+    spec = register_query("shifted", shifted, unit="")
+    try:
+        assert spec.parameters == ("shift",)
+        assert spec.required == ()
+        table = dpcap.sweep(
+            "binary_symmetric", {"p": [0.1]}, [("shifted", {"shift": 1.0})], progress=False
+        )
+        assert table["value"].tolist() == pytest.approx([1.9], abs=1e-15)
+    finally:
+        unregister_query("shifted")
+
+
+def test_a_partial_is_registered_and_listed() -> None:
+    import functools
+
+    spec = register_query("half_shifted", functools.partial(shifted, shift=0.5), unit="")
+    try:
+        assert spec.call([[1.0, 0.0], [0.0, 1.0]], {}) == 1.5
+        assert cli.main(["half_shifted", "--help"]) == 0
+    finally:
+        unregister_query("half_shifted")
+
+
+def test_result_annotations_resolve_in_their_public_module() -> None:
+    import typing
+
+    for name in dpcap.result.__all__:
+        hints = typing.get_type_hints(getattr(dpcap.result, name))
+        assert "value" in hints, name

@@ -53,6 +53,7 @@ def _parse(kind: str, name: str) -> Callable[[str], Any] | None:
         return io.integer(1)
     readers: dict[str, Callable[[str], Any]] = {
         "number": io.number(name, allow_inf=True),
+        "real": io.number(name, minimum=-math.inf, allow_inf=True),
         "order": io.number("order", allow_inf=True),
         "level": io.number(name, allow_inf=True),
         "integer": io.integer(0),
@@ -74,7 +75,7 @@ def _add(sub: Any, spec: Query) -> None:
     cmd = sub.add_parser(
         spec.name,
         help=doc or spec.name,
-        description=f"{doc} (dpcap.{spec.function.__name__}; a query of the catalogue).",
+        description=f"{doc} ({_origin(spec)}; a query of the catalogue).",
         epilog=_epilog(spec),
         formatter_class=io.Formatter,
     )
@@ -105,6 +106,15 @@ def _add(sub: Any, spec: Query) -> None:
         cmd.add_argument(f"--{name.replace('_', '-')}", **option)
     io.add_output(cmd)
     cmd.set_defaults(run=functools.partial(run, spec))
+
+
+def _origin(spec: Query) -> str:
+    """Where the query's function lives: ``dpcap.capacity``, or a user's ``module.name``."""
+    name = getattr(spec.function, "__name__", None)
+    module = getattr(spec.function, "__module__", None) or ""
+    if name is None:
+        return repr(spec.function)
+    return f"dpcap.{name}" if module.startswith("dpcap") else f"{module}.{name}"
 
 
 def _help(spec: Query, name: str, limit: int = 160) -> str:
@@ -192,8 +202,8 @@ def _params(spec: Query, data: io.Data, args: argparse.Namespace) -> dict[str, A
             value = io.read_prior(value, data.matrix.shape[0])
         elif kind == "matrix" and value is not None:
             value = io.read_input(value).matrix
-        if name == "group" and value is not None and len(value) == 1:
-            value = value[0]
+        if name == "group" and value is not None:
+            value = int(value[0]) if len(value) == 1 else tuple(int(v) for v in value)
         if value is not None:
             out[name] = value
     return out
@@ -208,6 +218,8 @@ def _plain(value: Any) -> Any:
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return str(value)
     if isinstance(value, list):
         flat = np.asarray(value, dtype=float)
         return io.vector(flat) if flat.ndim == 1 else f"a {flat.shape[0]}x{flat.shape[1]} matrix"

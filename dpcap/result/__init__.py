@@ -13,6 +13,14 @@ documentation never show a private path. The errors, :class:`~dpcap.errors.Statu
 :class:`~dpcap.errors.ConvergenceWarning` live in :mod:`dpcap.errors`.
 """
 
+# The names the classes' field annotations use: typing.get_type_hints resolves a class's
+# (string) annotations in the namespace of its __module__, which is this one.
+from typing import Any, ClassVar  # noqa: F401
+
+import numpy as np  # noqa: F401
+from numpy.typing import NDArray  # noqa: F401
+
+from dpcap.errors import Status  # noqa: F401
 from dpcap.result._base import ResultBase as ResultBase
 from dpcap.result._base import SequenceBase as SequenceBase
 from dpcap.result._calibration import CalibrationResult

@@ -125,7 +125,7 @@ def _unit_of(spec: Query, kwargs: dict[str, Any]) -> str:
 
 def _kwargs(spec: Query, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """The query's own parameters, plus the sweep's options it takes and does not set."""
-    takes = spec.parameters
+    takes = spec.parameters if spec.sweep_tol else tuple(k for k in spec.parameters if k != "tol")
     out = {k: v for k, v in options.items() if k in takes and v is not None}
     out.update(params)
     return out

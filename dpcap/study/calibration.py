@@ -267,7 +267,7 @@ def _measure(
         )
     query = catalogue.query(measure)
     for key, value in kwargs.items():
-        array = key in query.parameters and query.kind(key) in ("vector", "matrix")
+        array = key in query.parameters and query.kind(key) in catalogue.ARRAY_KINDS
         if isinstance(value, (list, tuple)) and not array:
             raise ParameterError(
                 f"measure_kwargs[{key!r}] must be one value (a calibration is a point query), "

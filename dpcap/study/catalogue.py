@@ -42,10 +42,13 @@ and name (a module-level function, not a lambda).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
 
 from dpcap._core import validation as check
 from dpcap.errors import ParameterError
@@ -68,6 +71,7 @@ from dpcap.tradeoffs import (
 )
 
 __all__ = [
+    "ARRAY_KINDS",
     "KINDS",
     "QUERIES",
     "RESULT_COLUMNS",
@@ -92,11 +96,11 @@ RESULT_COLUMNS = (
 )
 
 #: How a parameter's value is read (the command line) and checked (sweeps, calibration), by
-#: name: ``number``, ``order`` (``[0, ∞]``), ``level`` (``≥ 0``, ``∞`` allowed), ``integer``,
-#: ``integers`` (a tuple), ``vector`` and ``matrix`` (arrays: one value, never a list of
+#: name: ``number`` (``≥ 0``), ``order`` (``[0, ∞]``), ``level`` (``≥ 0``, ``∞`` allowed),
+#: ``integer``, ``integers``, ``vector`` and ``matrix`` (arrays: one value, never a list of
 #: values), ``relation`` (a neighbour relation's name), ``unit``, ``text``. A parameter of a
-#: registered function whose name is not here is read by its annotation (``float``, ``int``),
-#: else as text.
+#: registered function whose name is not here is read by its annotation (``float``: ``real``,
+#: any number; ``int``: ``integer``), else as text.
 KINDS: dict[str, str] = {
     "alpha": "order",
     "eps": "level",
@@ -123,6 +127,15 @@ KINDS: dict[str, str] = {
     "solver": "text",
 }
 
+#: The kinds whose value is one array (never expanded into one row per element).
+ARRAY_KINDS = ("vector", "matrix", "integers")
+
+#: Checks of values by parameter name (the sweep-wide options), run when a spec is read.
+_NAMED: dict[str, Callable[[Any, str], Any]] = {
+    "tol": lambda v, n: check.tolerance(v),
+    "max_iter": lambda v, n: check.max_iter(v),
+}
+
 #: Checks of values whose kind says how, run when a spec is read (before anything runs).
 _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "order": lambda v, n: check.order(v, n),
@@ -131,7 +144,16 @@ _CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "unit": lambda v, n: check.unit_divisor(v),
     "vector": lambda v, n: check.real_array(v, n),
     "matrix": lambda v, n: check.real_array(v, n),
+    "integers": lambda v, n: _integers(v, n),
 }
+
+
+def _integers(value: Any, name: str) -> tuple[int, ...]:
+    """One integer or a flat sequence of integers ``>= 0`` (a group of entries, a shape)."""
+    array = check.numeric(value, name)
+    if array.ndim > 1 or array.dtype.kind not in "iu" or (array.size and array.min() < 0):
+        raise ParameterError(f"{name} must be an integer >= 0 or a list of them, got {value!r}")
+    return tuple(int(v) for v in np.atleast_1d(array))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +176,10 @@ class Query:
         result object carries its own unit.
     summary : str
         One line saying what the query computes (its ``--help``).
+    sweep_tol : bool
+        Whether a sweep's ``tol`` (a certified gap in nats) is handed to the function; false
+        for a query whose ``tol`` means something else (a relative MILP gap, a grid
+        resolution), which then keeps its own default unless the query sets it.
     """
 
     name: str
@@ -161,15 +187,26 @@ class Query:
     inputs: tuple[str, ...]
     unit: str = "option"
     summary: str = ""
+    sweep_tol: bool = True
 
-    @property
+    @functools.cached_property
     def signature(self) -> inspect.Signature:
         return inspect.signature(self.function)
 
-    @property
+    @functools.cached_property
     def parameters(self) -> tuple[str, ...]:
-        """The query parameters (everything but the inputs), in the function's order."""
-        return tuple(n for n in self.signature.parameters if n not in self.inputs)
+        """The query parameters (everything but the inputs and ``*args``/``**kwargs``), in
+        the function's order."""
+        return tuple(
+            n
+            for n, p in self.signature.parameters.items()
+            if n not in self.inputs and p.kind not in _VARIADIC
+        )
+
+    @property
+    def open(self) -> bool:
+        """Whether the function takes ``**kwargs``: any keyword is then a parameter."""
+        return any(p.kind is _KEYWORDS for p in self.signature.parameters.values())
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -186,12 +223,14 @@ class Query:
             return "text"  # not a parameter of this query: check_params says so
         annotation = str(self.signature.parameters[parameter].annotation)
         if re.fullmatch(r"(builtins\.)?float|<class 'float'>", annotation):
-            return "number"
+            return "real"
         if re.fullmatch(r"(builtins\.)?int|<class 'int'>", annotation):
             return "integer"
         return "text"
 
     def default(self, parameter: str) -> Any:
+        if parameter not in self.signature.parameters:
+            return None
         value = self.signature.parameters[parameter].default
         return None if value is inspect.Parameter.empty else value
 
@@ -225,10 +264,11 @@ class Query:
                 args.append(p.default)
             else:
                 raise ParameterError(f"queries: {self.name} needs the parameter {p.name}")
-        extra = {k: values[k] for k in self.inputs if k in values and k not in self._positional()}
+        extra = {k: values[k] for k in self.inputs if k not in self._positional_names}
         return self.function(*args, **extra, **kwargs)
 
-    def _positional(self) -> tuple[str, ...]:
+    @functools.cached_property
+    def _positional_names(self) -> tuple[str, ...]:
         kind = inspect.Parameter.POSITIONAL_ONLY
         return tuple(n for n, p in self.signature.parameters.items() if p.kind is kind)
 
@@ -244,6 +284,10 @@ class Query:
                 f"{', '.join(self.inputs)} (the problem), got {have}"
             )
         return {k: instance[k] for k in self.inputs}
+
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+_KEYWORDS = inspect.Parameter.VAR_KEYWORD
 
 
 def _summary(function: Callable[..., Any]) -> str:
@@ -267,6 +311,7 @@ def register_query(
     unit: str = "option",
     summary: str | None = None,
     replace: bool = False,
+    sweep_tol: bool = True,
 ) -> Query:
     """Register ``function`` as the query ``name`` for sweeps, calibration and the CLI.
 
@@ -290,6 +335,9 @@ def register_query(
         One line for listings and ``--help`` (default: the docstring's first paragraph).
     replace : bool
         Replace a query registered earlier under ``name`` (not a built-in one).
+    sweep_tol : bool
+        Whether a sweep hands its ``tol`` (a certified gap in nats) to ``function`` when the
+        query does not set one; false when ``tol`` means something else to ``function``.
 
     Returns
     -------
@@ -317,13 +365,19 @@ def register_query(
         raise ParameterError(f"function: cannot read the signature of {function!r}") from exc
     if not params:
         raise ParameterError(f"function: {name} must take the instance as its first parameter")
-    chosen = tuple(inputs) if inputs is not None else (params[0],)
+    label = getattr(function, "__name__", None) or repr(function)
+    given: Any = inputs  # a str is one name (typed as a tuple, passed as either)
+    chosen = (given,) if isinstance(given, str) else tuple(given) if given is not None else ()
+    chosen = chosen if inputs is not None else (params[0],)
+    if not chosen:
+        raise ParameterError(f"inputs: {name} needs at least one input from the instance, got ()")
     unknown = [k for k in chosen if k not in params]
-    if not chosen or unknown:
-        raise ParameterError(f"inputs: {function.__name__} has no parameter(s) {unknown}")
+    if unknown:
+        raise ParameterError(f"inputs: {label} has no parameter(s) {unknown}")
     if not isinstance(unit, str):
         raise ParameterError(f"unit: a query's unit is a string, got {check.show(unit)}")
-    entry = Query(name, function, chosen, unit, _summary(function) if summary is None else summary)
+    text = _summary(function) if summary is None else summary
+    entry = Query(name, function, chosen, unit, text, bool(sweep_tol))
     QUERIES[name] = entry
     return entry
 
@@ -351,16 +405,22 @@ def check_params(name: str, params: dict[str, Any]) -> None:
     spec = query(name)
     known = spec.parameters
     for key, value in params.items():
-        if key not in known:
+        if key not in known and not spec.open:
             raise ParameterError(
                 f"queries: {name} takes no parameter {key!r}; it takes {', '.join(known)}"
             )
         kind = spec.kind(key)
-        array = kind in ("vector", "matrix")
+        array = kind in ARRAY_KINDS
         values = value if isinstance(value, list) and not array else [value]
         for v in values:
-            if kind in _CHECKS and v is not None:
-                _CHECKS[kind](v, f"queries: {name} parameter {key}")
+            where = f"queries: {name} parameter {key}"
+            if key in _NAMED and v is not None:
+                try:
+                    _NAMED[key](v, where)
+                except ParameterError as exc:
+                    raise ParameterError(f"{where}: {exc}") from None
+            elif kind in _CHECKS and v is not None:
+                _CHECKS[kind](v, where)
     missing = [k for k in spec.required if k not in params]
     if missing:
         raise ParameterError(f"queries: {name} needs the parameter(s) {', '.join(missing)}")
@@ -386,10 +446,12 @@ def _builtin() -> None:
         (tv_dp, ""),
         (metric_epsilon, "nats"),
     ]
+    own_tol = {"g_capacity", "privacy_funnel", "information_bottleneck"}  # tol is not a gap
     for function, unit in mechanism_queries:
         params = list(inspect.signature(function).parameters)
         channel = "W" if "W" in params else params[0]  # min-entropy, MI, g-leakage: (prior, W)
-        register_query(function.__name__, function, inputs=(channel,), unit=unit)
+        name = function.__name__
+        register_query(name, function, inputs=(channel,), unit=unit, sweep_tol=name not in own_tol)
     problems: list[tuple[Callable[..., Any], tuple[str, ...]]] = [
         (rate_distortion, ("prior", "distortion")),
         (mi_privacy_distortion, ("prior", "distortion")),
@@ -399,7 +461,8 @@ def _builtin() -> None:
         (information_bottleneck, ("joint",)),
     ]
     for function, inputs in problems:
-        register_query(function.__name__, function, inputs=inputs)
+        name = function.__name__
+        register_query(name, function, inputs=inputs, sweep_tol=name not in own_tol)
 
 
 _builtin()
