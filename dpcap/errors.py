@@ -26,6 +26,7 @@ __all__ = [
     "ProblemTooLargeError",
     "SolverError",
     "Status",
+    "StoreWarning",
     "SweepInterrupted",
 ]
 
@@ -86,6 +87,11 @@ class SolverError(DpcapError, RuntimeError):
 
 class ConvergenceWarning(UserWarning):
     """A result is returned whose bracket did not close to the requested tolerance."""
+
+
+class StoreWarning(UserWarning):
+    """A sweep store was opened or read with a note: a dead writer's lock taken over, a broken
+    lock, a killed sweep's temporary files removed, a point stored twice read once."""
 
 
 class SweepInterrupted(KeyboardInterrupt):

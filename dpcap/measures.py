@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp, rel_entr, xlogy
+from scipy.special import logsumexp, xlogy
 
 from dpcap._core import gains as _gains
 from dpcap._core import information as kernel
@@ -90,13 +90,20 @@ def entropy(p: Any, /, *, unit: str = "nats") -> float:
 def kl_divergence(p: Any, q: Any, /, *, unit: str = "nats") -> float:
     """Kullback–Leibler divergence ``D(p‖q) = Σ_y p_y log(p_y/q_y)`` (∞ if p is not ≪ q).
 
+    Summed as ``Σ_y (p_y log(p_y/q_y) − p_y + q_y)``, the same number for two laws, whose terms
+    are all ≥ 0 and each computed to a few ulps (:func:`dpcap.solvers.divergence.kl_terms`):
+    no cancellation on nearly equal laws, where the plain sum's terms of both signs leave a
+    residue of 1e-16 beside a divergence of 1e-24. The relative error is below ``(32 + n)u``
+    (``u = 2⁻⁵³``, n outcomes) for vectors whose float sums are 1; otherwise the value is that
+    of the laws they stand for within ``|Σp − 1| + (Σp − Σq)²``.
+
     Examples
     --------
     >>> round(kl_divergence([0.5, 0.5], [0.9, 0.1]), 6)
     0.510826
     """
     P, Q = _pair(p, q)
-    return max(float(np.sum(rel_entr(P, Q))), 0.0) / check.unit_divisor(unit)
+    return float(divergence.kl(P, Q)) / check.unit_divisor(unit)
 
 
 def renyi_divergence(p: Any, q: Any, /, alpha: float, *, unit: str = "nats") -> float:
@@ -104,7 +111,9 @@ def renyi_divergence(p: Any, q: Any, /, alpha: float, *, unit: str = "nats") -> 
 
     ``D_α(p‖q) = 1/(α−1) log Σ_y p_y^α q_y^{1−α}``, with the limits ``D_0 = −log q(supp p)``,
     ``D_1 = D(p‖q)`` (KL) and ``D_∞ = log max_y p_y/q_y`` (Hsu et al., survey, §II; van Erven &
-    Harremoës 2014). Non-decreasing in α.
+    Harremoës 2014). Non-decreasing in α. At α = 1 the sum is :func:`kl_divergence`'s, of
+    non-negative terms; likelihood ratios are taken as ``log(p_y/q_y)`` (``log1p`` near 1), not
+    as ``log p_y − log q_y``, which loses ``u·|log p_y|`` at tiny masses.
 
     Raises
     ------

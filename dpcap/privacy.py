@@ -14,6 +14,10 @@ divergence between the output laws ``W_x`` and ``W_x'`` (Cuff & Yu §2; Hsu et a
 ``tv_dp``       ``max TV(W_x, W_x')`` (= ``δ(0)``, the (δ)-DP level)
 ============  ==============================================================
 
+Units: ε, Rényi DP and KL-DP are DP levels, bounds on log-likelihood ratios of neighbours'
+outputs, always in nats (no ``unit=``; ``docs/concepts.rst``, Units); δ and TV are
+probabilities; ``max_leakage`` is an information quantity (``C_∞``) and takes ``unit=``.
+
 Which pairs are neighbours: the relation passed as ``neighbors=`` if one is given, otherwise
 the one the mechanism carries (:attr:`~dpcap.Channel.neighbors`: ``"line"`` for
 ``truncated_geometric``, ``"all"`` for ``randomized_response``, ``"hamming"`` for a database
@@ -290,6 +294,10 @@ def dp_delta(
     Returns
     -------
     float
+        δ(ε), a probability (ε is in nats). Exactly 0.0 where ``ε ≥ ε̂ − ρ``: ``ε̂`` the pure-DP
+        level of the pairs, ``ρ = 32u(1 + max|log W|)`` the rounding of a log-likelihood ratio;
+        there the stored matrix's δ lies in ``[0, 2ρ]``, ``[0, 0]`` for ``ε ≥ ε̂ + ρ``
+        (:func:`dpcap.solvers.pairwise.hockey_curve`), not a one-ulp residue.
 
     Raises
     ------
@@ -325,8 +333,9 @@ def dp_delta_curve(
 ) -> NDArray[np.float64]:
     """The δ(ε) curve of ``M`` over a grid of ε, in one pass over the neighbour pairs.
 
-    The same quantity as :func:`dp_delta` at every ε of ``eps``: each pair's likelihood ratios
-    are binned against the thresholds ``e^{±ε}`` and the curve follows from per-bin sums.
+    The same quantity as :func:`dp_delta` at every ε of ``eps`` (exactly 0.0 from the pure-DP
+    level on, with the certificate stated there): each pair's likelihood ratios are binned
+    against the thresholds ``e^{±ε}`` and the curve follows from per-bin sums.
 
     Parameters
     ----------
@@ -368,10 +377,11 @@ def _curve(M: Any, neighbors: Neighbors | None, levels: FloatArray, what: str) -
     return out
 
 
-def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") -> float:
-    """KL-DP level ``max_{ordered neighbours} D(W_x ‖ W_x')`` (Cuff & Yu, Def. 7).
+def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None) -> float:
+    """KL-DP level ``max_{ordered neighbours} D(W_x ‖ W_x')`` (Cuff & Yu, Def. 7), in nats.
 
-    ε-DP implies KL-DP ≤ ε·tanh(ε/2), attained by binary randomized response (Property 1).
+    ε-DP implies KL-DP ≤ ε·tanh(ε/2), attained by binary randomized response (Property 1): a DP
+    level, in nats like ε (module docstring). Rényi DP at α = 1 (:func:`renyi_dp`).
 
     Parameters
     ----------
@@ -379,7 +389,6 @@ def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") 
     neighbors : str, array_like or callable, keyword-only, optional
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
-    unit : {"nats", "bits"}, keyword-only
 
     Raises
     ------
@@ -395,13 +404,14 @@ def kl_dp(M: Any, /, *, neighbors: Neighbors | None = None, unit: str = "nats") 
     >>> math.isclose(kl_dp(randomized_response(2, 1.0)), math.tanh(0.5))
     True
     """
-    return renyi_dp(M, 1.0, neighbors=neighbors, unit=unit)
+    return renyi_dp(M, 1.0, neighbors=neighbors)
 
 
-def renyi_dp(
-    M: Any, /, alpha: float, *, neighbors: Neighbors | None = None, unit: str = "nats"
-) -> float:
-    """Rényi-DP level of order α: ``max_{ordered neighbours} D_α(W_x ‖ W_x')``.
+def renyi_dp(M: Any, /, alpha: float, *, neighbors: Neighbors | None = None) -> float:
+    """Rényi-DP level of order α: ``max_{ordered neighbours} D_α(W_x ‖ W_x')``, in nats.
+
+    A mechanism is (α, ε)-RDP iff ``ε ≥`` this level (Mironov 2017); at α = ∞ it is
+    :func:`dp_epsilon`. A DP level, in nats like ε (module docstring).
 
     Parameters
     ----------
@@ -411,7 +421,6 @@ def renyi_dp(
     neighbors : str, array_like or callable, keyword-only, optional
         The neighbour relation (:mod:`dpcap.neighbors`). Default: the one ``M`` carries
         (``M.neighbors``); a plain array is a one-entry database whose rows are all neighbours.
-    unit : {"nats", "bits"}, keyword-only
 
     Raises
     ------
@@ -419,15 +428,21 @@ def renyi_dp(
         If more than :data:`~dpcap.neighbors.MAX_PAIR_WORK` pair-outputs remain to compare once
         identical rows and pairs are merged and the structure of all pairs is used (module
         docstring).
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpcap.mechanisms import randomized_response
+    >>> W = randomized_response(2, 1.0)
+    >>> renyi_dp(W, math.inf) == dp_epsilon(W)   # nats, both
+    True
     """
     a = check.order(alpha)
-    divisor = check.unit_divisor(unit)
     if math.isinf(a):
-        return dp_epsilon(M, neighbors=neighbors) / divisor
+        return dp_epsilon(M, neighbors=neighbors)
     what = "kl_dp" if a == 1.0 else "renyi_dp"
     blocks = _setup(M, neighbors, what)
-    value = max((pairwise.max_divergence(b.W, b.I, b.J, a, b.L)[0] for b in blocks), default=0.0)
-    return value / divisor
+    return max((pairwise.max_divergence(b.W, b.I, b.J, a, b.L)[0] for b in blocks), default=0.0)
 
 
 def tv_dp(M: Any, /, *, neighbors: Neighbors | None = None) -> float:

@@ -350,7 +350,11 @@ def _naive(matrix: FloatArray, a: float, tol: float, budget: int, unit: str) -> 
         diameter, x, xp, _ = pairwise.max_log_ratio(matrix, I, J)
     else:
         diameter, x, xp = pairwise.max_divergence(matrix, I, J, a)
-    if a == 1.0:
+    if _certify.constant_rows(matrix):  # P_XY = P_X P_Y under every prior: exactly 0
+        lower = upper = 0.0
+        prior = np.full(n, 1.0 / n)
+        note = "identical rows: Y is independent of X, D_α(P_XY ‖ P_X P_Y) = 0"
+    elif a == 1.0:
         shannon = capacity(matrix, tol=tol, max_iter=budget)
         lower, upper, prior = shannon.lower, shannon.upper, shannon.prior
         note = "α = 1: Shannon capacity"

@@ -393,6 +393,17 @@ def hockey_curve(
     An outcome whose ratio sits exactly at an edge contributes ``a_y − γ b_y = 0`` either way,
     and ``0/0`` (both probabilities zero) carries no mass in whatever bin it lands.
     ``ε = ∞`` has its own branch: ``E_∞(a‖b) = Σ_{y: b_y = 0} a_y``.
+
+    **Exact zeros.** At or above the pure-DP level ``ε* = max |log a_y/b_y|`` of the pairs, δ is
+    exactly 0: ``E_{e^ε}(a‖b) = Σ_y a_y (1 − e^{ε − ℓ_y})_+ ≤ Σ_y a_y (ℓ_y − ε)_+ ≤ (ε* − ε)_+``
+    with ``ℓ_y = log(a_y/b_y)``. The bins compare a rounded ratio with a rounded ``e^ε``, so at
+    ``ε = ε*`` (the ε a mechanism was built with) an outcome can land above the edge and leave
+    ``a_y − e^ε b_y`` of one ulp, 1.1e-16 where δ is 0. The level ``ε̂`` is therefore read off
+    the same ratios (their largest and smallest), and every ``ε ≥ ε̂ − ρ`` gets δ = 0.0, with
+    ``ρ = `` :func:`level_rounding` the rounding of a log-likelihood ratio (that of
+    :func:`max_log_ratio`, behind ``dp_epsilon``, which it bounds). The certificate: there
+    ``ε* ≤ ε̂ + ρ``, so the δ of the stored matrix lies in ``[0, (ε̂ + ρ − ε)_+] ⊆ [0, 2ρ]``
+    (``[0, 0]`` from ``ε ≥ ε̂ + ρ`` on).
     """
     eps = np.asarray(eps, dtype=np.float64)
     out = np.zeros(eps.shape, dtype=np.float64)
@@ -405,18 +416,45 @@ def hockey_curve(
     limit = HUGE_EPS if logW is None else min(HUGE_EPS, math.log(2.0**-60 / (TINY * W.shape[1])))
     binned = np.isfinite(eps) & (eps <= limit)
     levels = np.unique(eps[binned])
+    pure: float | None = None
     if levels.size:
-        curve = _binned_curve(W, I, J, levels, logW)
+        curve, pure = _binned_curve(W, I, J, levels, logW)
         out[binned] = curve[np.searchsorted(levels, eps[binned])]
     for k in np.flatnonzero(~binned):
         out.flat[k] = _escaped_mass(W, I, J, float(eps.flat[k]), logW)
     np.clip(out, 0.0, 1.0, out=out)
+    if np.any(out > 0.0):
+        if pure is None:
+            pure = max_log_ratio(W, I, J, logW)[0]
+        if math.isfinite(pure):  # ε*-DP: δ = 0 from ε* on (docstring); ε* = ∞: none
+            out[eps >= pure - level_rounding(W, logW)] = 0.0
     return out
+
+
+def level_rounding(W: FloatArray, logW: FloatArray | None = None) -> float:
+    """``ρ = 32u(1 + M)``: a bound on the rounding of a log-likelihood ratio of ``W``'s rows.
+
+    ``M`` is the largest ``|log W[x, y]|`` over the positive entries (over the finite entries
+    of ``logW`` where given). ``fl(log a) − fl(log b)`` is within ``u(|log a| + |log b|)`` of
+    each logarithm's own error (1 ulp from ``log``, a few from a constructor's closed form) and
+    ``u`` of the difference: at most ``6uM`` with faithful logarithms, and ``32u(1 + M)`` leaves
+    room for closed forms of a few operations. A ratio ``a/b`` rounded once (the bins) is within
+    ``u`` of its value, far inside ``ρ``.
+    """
+    if logW is None:
+        positive = W[W > 0]
+        M = -math.log(float(positive.min())) if positive.size else 0.0
+    else:
+        finite = logW[np.isfinite(logW)]
+        M = float(np.max(np.abs(finite))) if finite.size else 0.0
+    return 32.0 * rounding.U * (1.0 + max(M, 0.0))
 
 
 def _binned_curve(
     W: FloatArray, I: IntArray, J: IntArray, levels: FloatArray, logW: FloatArray | None = None
-) -> FloatArray:
+) -> tuple[FloatArray, float]:
+    """The curve at ``levels`` and the pure-DP level ``max |log r|`` of the ratios binned
+    (∞ where some ratio is 0 or ∞; 0/0 is skipped)."""
     gamma = np.exp(levels)
     edges = np.unique(np.concatenate([np.exp(-levels), gamma]))
     n_bins = len(edges) + 1
@@ -429,6 +467,7 @@ def _binned_curve(
     cell, index = (np.empty((step, width), dtype=np.int64) for _ in range(2))
     flag = np.empty((step, width), dtype=bool)
     offsets = np.repeat(np.arange(step, dtype=np.int64) * n_bins, width).reshape(step, width)
+    top, bottom = 1.0, 1.0  # the largest and smallest ratio a/b (0/0 skipped)
     with _one_blas_thread(step * n_bins * 2 * len(levels)):
         for s in chunks(len(I), max(width, n_bins)):
             rows = s.stop - s.start
@@ -446,12 +485,17 @@ def _binned_curve(
                     np.take(logW, J[s], axis=0, out=spare_s, mode="wrap")
                     np.exp(np.subtract(ratio_s, spare_s, out=ratio_s), out=ratio_s)
             table.bins(ratio_s, out=index_s, cell=cell_s, spare=spare_s, flag=flag_s)
+            high, low = float(np.fmax.reduce(ratio_s, None)), float(np.fmin.reduce(ratio_s, None))
+            if not math.isnan(high):  # NaN only if every ratio is 0/0
+                top, bottom = max(top, high), min(bottom, low)
             np.add(index_s, offsets[:rows], out=index_s)  # bin j of row p: p * n_bins + j
             flat = index_s.ravel()
             mass_a = np.bincount(flat, a_s.ravel(), rows * n_bins).reshape(rows, n_bins)
             mass_b = np.bincount(flat, b_s.ravel(), rows * n_bins).reshape(rows, n_bins)
             sums.add(cast(FloatArray, mass_a), cast(FloatArray, mass_b))  # weighted: float64
-    return sums.best()
+    with np.errstate(divide="ignore"):
+        pure = max(float(np.log(top)), -float(np.log(bottom)))  # log 0 = −∞: ε* = ∞
+    return sums.best(), pure
 
 
 def _one_blas_thread(work: int) -> AbstractContextManager[None]:

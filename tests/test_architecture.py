@@ -273,34 +273,57 @@ def privacy_violations(files: dict[str, Path]) -> list[str]:
     return found
 
 
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` of a chain of names and attributes (None for anything else)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
+
+
 def _private_attributes(name: str, path: Path, files: dict[str, Path]) -> list[str]:
-    """``m._y`` where ``m`` is a public dpcap module imported under that name."""
-    aliases: dict[str, str] = {}
+    """``m._y`` where ``m`` (a name, or a dotted chain like ``dpcap.renyi``) stands for another
+    public dpcap module: bound by ``import``, ``import ... as``, or ``from ... import`` (relative
+    imports resolved)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    for target, imported, _ in imports(name, path, files):
-        if not imported and _owner(target) is None and target in files:
-            aliases[target.rpartition(".")[2]] = target
+    bound: dict[str, str] = {}  # local name -> the dotted name it stands for
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
-                    base = alias.name if isinstance(node, ast.Import) else None
-                    if base is None and isinstance(node, ast.ImportFrom):
-                        source = node.module or ""
-                        base = f"{source}.{alias.name}"
-                    if base in files and _owner(base) is None:
-                        aliases[alias.asname] = base
-    return [
-        f"{name}:{node.lineno} uses {node.value.id}.{node.attr} "
-        f"(private to {aliases[node.value.id]})"
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and node.attr.startswith("_")
-        and not node.attr.startswith("__")
-        and isinstance(node.value, ast.Name)
-        and node.value.id in aliases
-        and aliases[node.value.id] != name
-    ]
+                    bound[alias.asname] = alias.name
+                else:
+                    top = alias.name.partition(".")[0]
+                    bound[top] = top
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join([*parts, node.module] if node.module else parts)
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+    found = []
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            continue
+        chain = _dotted(node.value)
+        if chain is None:
+            continue
+        head, _, rest = chain.partition(".")
+        if head not in bound:
+            continue
+        target = bound[head] + (f".{rest}" if rest else "")
+        if target in files and _owner(target) is None and target != name:
+            found.append(f"{name}:{node.lineno} uses {chain}.{node.attr} (private to {target})")
+    return found
 
 
 def test_each_wing_imports_only_what_its_rule_allows() -> None:
@@ -409,6 +432,8 @@ def test_planted_private_violations_are_reported(tmp_path: Path) -> None:
             "dpcap/renyi.py": "from dpcap.tradeoffs._markov import constant\n",
             "dpcap/mi_dp.py": "from dpcap.renyi import _secret\nimport dpcap.renyi as r\n"
             "r._hidden\n",
+            "dpcap/privacy.py": "import dpcap.renyi\ndpcap.renyi._chain\n",
+            "dpcap/shannon/cost.py": "from .. import renyi as rr\nrr._relative\n",
         },
     )
     found = privacy_violations(files)
@@ -416,6 +441,8 @@ def test_planted_private_violations_are_reported(tmp_path: Path) -> None:
     assert "dpcap.renyi:1 imports dpcap.tradeoffs._markov, private to dpcap.tradeoffs" in found
     assert "dpcap.mi_dp:1 imports the private name dpcap.renyi._secret" in found
     assert "dpcap.mi_dp:3 uses r._hidden (private to dpcap.renyi)" in found
+    assert "dpcap.privacy:2 uses dpcap.renyi._chain (private to dpcap.renyi)" in found
+    assert "dpcap.shannon.cost:2 uses rr._relative (private to dpcap.renyi)" in found
     assert not [f for f in found if f.startswith("dpcap.tradeoffs.funnel")]
 
 

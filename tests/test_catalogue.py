@@ -364,3 +364,28 @@ def test_result_annotations_resolve_in_their_public_module() -> None:
     for name in dpcap.result.__all__:
         hints = typing.get_type_hints(getattr(dpcap.result, name))
         assert "value" in hints, name
+
+
+def pair(w: float) -> object:
+    """Two entries, each released through binary randomized response of level ``w``."""
+    from dpcap.mechanisms import per_entry, randomized_response
+
+    return per_entry(2, randomized_response(2, w))
+
+
+def test_integer_lists_and_listed_levels_in_a_sweep_and_a_store(tmp_path: Path) -> None:
+    """A group of entries is one value (MI-DP of both entries of two independent binary RR(1)
+    releases is twice the BSC capacity, ``2(ln 2 − h(1/(1+e)))``); ``D`` may be a list (one row
+    per level, ``R(D) = ln 2 − h(D)`` at q = 1/2); both survive a Parquet store."""
+    store = tmp_path / "s"
+    table = dpcap.sweep(
+        pair, {"w": [1.0]}, [("midp", {"group": [0, 1]})], store=store, progress=False
+    )
+    p = 1 / (1 + math.e)
+    assert table["lower"].iloc[0] - 1e-9 <= 2 * (LN2 - h(p)) <= table["upper"].iloc[0] + 1e-9
+    assert dpcap.load_sweep(store)["group"].tolist() == ["[0, 1]"]
+    rd = dpcap.sweep(
+        binary_source, {"q": [0.5]}, [("rate_distortion", {"D": [0.1, 0.2]})], progress=False
+    )
+    assert rd["D"].tolist() == [0.1, 0.2]
+    assert rd["value"].tolist() == pytest.approx([LN2 - h(0.1), LN2 - h(0.2)], abs=1e-9)

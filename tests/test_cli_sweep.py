@@ -283,7 +283,8 @@ def test_ctrl_c_tells_how_to_resume_and_the_command_resumes(
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = write(tmp_path, SMALL.replace('"truncated_geometric"', '"stopping_family_cli:family"'))
     store = tmp_path / "out.parquet"
-    argv = ["sweep", str(spec), "--store", str(store), "--executor", "serial", "--no-progress"]
+    argv = ["sweep", str(spec), "--store", str(store), "--executor", "serial"]
+    argv += ["--allow-module", "stopping_family_cli", "--no-progress"]
 
     assert cli.main(argv) == 130
     err = capsys.readouterr().err
@@ -308,7 +309,8 @@ def test_ctrl_c_without_store_says_nothing_was_kept(
     (tmp_path / "stop").touch()
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = write(tmp_path, SMALL.replace('"truncated_geometric"', '"stopping_family_cli2:family"'))
-    assert cli.main(["sweep", str(spec), "--executor", "serial", "--no-progress"]) == 130
+    argv = ["sweep", str(spec), "--executor", "serial", "--allow-module", "stopping_family_cli2"]
+    assert cli.main([*argv, "--no-progress"]) == 130
     err = capsys.readouterr().err
     assert "6 of 9 grid points done" in err
     assert "without --store nothing was kept" in err

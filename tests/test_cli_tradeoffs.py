@@ -112,7 +112,7 @@ def test_rate_distortion_curve_text_and_plot(
         (["--prior", "0.5,0.6"], "--prior '0.5,0.6': prior must sum to 1"),
         (["--prior", "0.2,0.3,0.5"], "--prior '0.2,0.3,0.5': expected 2 probabilities"),
         (["--D", "0.2", "--n-points", "3"], "argument --n-points: not allowed with argument --D"),
-        (["--n-points", "1"], "argument --n-points: expected an integer >= 2, got '1'"),
+        (["--n-points", "1"], "argument --n-points: expected an integer in [2, 10000], got '1'"),
     ],
 )
 def test_rate_distortion_bad_inputs(

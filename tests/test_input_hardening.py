@@ -40,7 +40,7 @@ def test_a_unit_that_is_not_a_string_is_named(unit: object) -> None:
     with pytest.raises(ParameterError, match=r"unit must be one of \['bits', 'nats'\]"):
         dpcap.capacity(BSC, unit=unit)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match=r"unit must be one of"):
-        dpcap.renyi_dp(BSC, 2.0, unit=unit)  # type: ignore[arg-type]
+        dpcap.renyi_capacity(BSC, 2.0, unit=unit)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("eps", [1e-170, 1e-160])

@@ -210,10 +210,19 @@ def test_information_converts_between_nats_and_bits() -> None:
     np.testing.assert_allclose(xy(lines(ax)[0])[1], [z_capacity(q) for q in QS], atol=1e-3)
 
     # numbers: in nats unless value_unit says otherwise
-    kl = [dpcap.kl_dp(randomized_response(2, e), unit="bits") for e in (0.5, 1.0)]
-    ax = plot_leakage([0.5, 1.0], kl, quantity="kl_dp", value_unit="bits", unit="nats")
+    ml = [dpcap.max_leakage(randomized_response(2, e), unit="bits") for e in (0.5, 1.0)]
+    ax = plot_leakage([0.5, 1.0], ml, quantity="max_leakage", value_unit="bits", unit="nats")
+    assert ax.get_ylabel() == "maximal leakage (nats)"
+    # maximal leakage of binary RR(ε) is log(2e^ε/(1 + e^ε)) nats
+    np.testing.assert_allclose(
+        xy(lines(ax)[0])[1],
+        [math.log(2 * math.exp(e) / (1 + math.exp(e))) for e in (0.5, 1.0)],
+        rtol=1e-12,
+    )
+    # KL-DP is a privacy loss: in nats whatever unit= says (Cuff & Yu, Property 1: ε·tanh(ε/2))
+    kl = [dpcap.kl_dp(randomized_response(2, e)) for e in (0.5, 1.0)]
+    ax = plot_leakage([0.5, 1.0], kl, quantity="kl_dp", unit="bits")
     assert ax.get_ylabel() == "KL-DP (nats)"
-    # KL-DP of binary RR(ε) is ε·tanh(ε/2) nats (Cuff & Yu, Property 1)
     np.testing.assert_allclose(
         xy(lines(ax)[0])[1], [e * math.tanh(e / 2) for e in (0.5, 1.0)], rtol=1e-12
     )

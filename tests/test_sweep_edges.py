@@ -125,7 +125,7 @@ def test_system_exit_in_a_family_is_a_failed_row() -> None:
 @pytest.mark.parametrize(
     ("queries", "match"),
     [
-        ([("midp", {"group": [0, 1]})], "one value in a sweep"),
+        ([("dp_epsilon", {"neighbors": ["all", "line"]})], "one value in a sweep"),
         (["capacity", "capacity"], "asked twice"),
         ([("dp_epsilon", {"neighbors": "bogus"})], "neighbors"),
     ],

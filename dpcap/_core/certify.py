@@ -9,7 +9,8 @@ Every query goes through this module, because a certificate is never taken on a 
 * :func:`bracket_at_centre` pairs a prior's lower end with the radius bound at a centre of the
   solver's own, :func:`tightest` keeps the best ends of several valid brackets, :func:`capped`
   clips an upper end at ``C_∞`` (valid for every order), and :func:`radius_zero` and
-  :func:`radius_infinity` certify the orders 0 and ∞;
+  :func:`radius_infinity` certify the orders 0 and ∞; a channel whose rows are all equal
+  (:func:`constant_rows`) gets the exact bracket ``[0, 0]`` from each of them;
 * :func:`status_of` is the one reader of an engine's result: it maps the
   :class:`~dpcap.solvers.status.EngineStatus` of a :class:`~dpcap.solvers.status.Solution` (or
   a bare engine status) to the user's :class:`~dpcap.result.Status`, and :func:`statuses_of`
@@ -45,6 +46,7 @@ __all__ = [
     "capped",
     "conclude",
     "conclude_many",
+    "constant_rows",
     "gamma",
     "ordered",
     "status_of",
@@ -229,7 +231,25 @@ def batch_bracket(
         if upper_prior is not None:
             *_, upper = blahut.bracket(stack, upper_prior, model)
         return lower, np.maximum(upper, lower)
-    return rounding.bracket(stack, prior, upper_prior, float(alpha))
+    lower, upper = rounding.bracket(stack, prior, upper_prior, float(alpha))
+    same = constant_rows(stack)  # C_α = 0 exactly: [0, 0], not [0, rounding slack]
+    return np.where(same, 0.0, lower), np.where(same, 0.0, upper)
+
+
+def constant_rows(stack: FloatArray) -> NDArray[np.bool_]:
+    """Per channel of a stack ``(B, nx, ny)`` (or one channel ``(nx, ny)``, a 0-d answer): are
+    all its rows the same float vector?
+
+    Then every capacity is exactly 0, and its bracket ``[0, 0]``: rows ``W_x = w`` for every x
+    (still equal once divided by their exact sums, the channel a certificate speaks of) make Y
+    independent of X under every prior, so every α-information (Shannon, Sibson, Arimoto,
+    Augustin) is 0, and the radius ``max_x D_α(W_x ‖ w)`` is 0 too. A 1 × n channel, and an
+    n × 1 one (every row is ``[1]``), are the simplest cases. The general bounds would give
+    ``[0, 1e-300]`` (an absolute slack for subnormal rounding) or ``[0, 5e-324]`` (the float
+    above ``log 1``) there.
+    """
+    same: NDArray[np.bool_] = np.all(stack == stack[..., :1, :], axis=(-2, -1))
+    return same
 
 
 def ordered(lower: float, upper: float, prior: FloatArray) -> Bracket:
@@ -247,8 +267,11 @@ def capped(matrix: FloatArray, bracket: Bracket) -> Bracket:
     """``bracket`` with its upper end clipped at :func:`dpcap.solvers.renyi.radius_cap`.
 
     ``C_α ≤ C_∞ ≤ log min(|X|, |Y|)`` for every order (``docs/mathematics.rst`` §4), so the cap
-    is a certificate of its own; a lower end above it (rounding) is lowered to it.
+    is a certificate of its own; a lower end above it (rounding) is lowered to it. A channel
+    with identical rows has ``C_α = 0`` exactly (:func:`constant_rows`): ``[0, 0]``.
     """
+    if constant_rows(matrix):
+        return Bracket(0.0, 0.0, bracket.prior)
     return ordered(bracket.lower, min(bracket.upper, renyi.radius_cap(matrix)), bracket.prior)
 
 
@@ -281,9 +304,12 @@ def radius_infinity(matrix: FloatArray) -> Bracket:
 
     The upper end is :func:`dpcap.solvers.renyi.radius_cap`; the lower end divides the float
     sum of the column maxima by its summation bound ``1 + γ_k`` and by the largest row sum
-    ``1 + σ`` (§8). The uniform prior attains ``C_∞``.
+    ``1 + σ`` (§8). The uniform prior attains ``C_∞``. Identical rows (:func:`constant_rows`,
+    a 1 × 1 channel among them): ``C_∞ = log Σ_y w_y = log 1 = 0`` exactly, ``[0, 0]``.
     """
     nx, ny = matrix.shape
+    if constant_rows(matrix):
+        return Bracket(0.0, 0.0, np.full(nx, 1.0 / nx))
     g = rounding.gamma(ny + 2)
     total = float(np.sum(np.max(matrix, axis=0)))
     sigma = float(np.max(np.abs(matrix.sum(axis=1) - 1.0))) + g

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp, rel_entr
+from scipy.special import logsumexp
 
 from dpcap._core import validation as check
 from dpcap.errors import PriorError
@@ -38,15 +38,25 @@ def weighted_kl(
 ) -> float:
     """``Σ w · D(row ‖ mixture)`` over the rows, rows of weight 0 contributing 0 (not 0·∞).
 
+    Each divergence is summed as ``Σ_y (row log(row/mixture) − row + mixture)``, of
+    non-negative terms each to a few ulps (:func:`dpcap.solvers.divergence.kl_terms`): the
+    same value for laws, and no cancellation when the rows are nearly the mixture (a channel
+    close to constant, whose I(X;Y) of 1e-17 the plain sum of terms of both signs returned as 0
+    or with one digit). It also cancels, to first order, the rounding ``δ_y`` (relative, at
+    most ``γ_n`` for n rows) of the mixture itself: ``Σ_x w_x Σ_y δ_y (mixture_y − row_xy) = 0``
+    for ``mixture = Σ_x w_x row_x``, and the second order leaves ``Σ_y mixture_y δ_y²/2 ≤
+    γ_n²/2``. So the value is within ``(32 + k)u`` relative (k outputs) plus ``γ_n²/2``
+    absolute (about 1e-32) of the information of the stored laws.
+
     Where a mixture entry underflowed to 0 under a positive row entry (masses near 1e-300),
-    its term ``row · (log row − log mixture)`` is taken from ``log_mixture()``, the mixture's
-    logarithm computed in the log domain: the true mixture is positive there."""
-    terms = rel_entr(rows, mixture)
+    its term ``row · (log row − log mixture) − row`` is taken from ``log_mixture()``, the
+    mixture's logarithm computed in the log domain: the true mixture is positive there."""
+    terms = divergence.kl_terms(rows, mixture)
     lost = (rows > 0) & (np.asarray(mixture) == 0) & (weights > 0)
     if log_mixture is not None and lost.any():
         logs = np.broadcast_to(log_mixture(), terms.shape)
         with np.errstate(invalid="ignore"):
-            exact = rows * (divergence.log(rows) - logs)
+            exact = rows * (divergence.log(rows) - logs - 1.0)
         terms = np.where(lost, exact, terms)
     sums = np.where(weights > 0, np.sum(terms, axis=-1, keepdims=True), 0.0)
     return max(float(np.sum(weights * sums)), 0.0)

@@ -59,11 +59,12 @@ Options on the command line win over the keys of the file.
 
 .. rubric:: Output, units and errors
 
-Information (capacities, MI-DP, R(D), PF and IB, KL and Rényi DP, leakages) is in nats, or in
-bits with ``--unit bits``; ε is a bound on a natural-log likelihood ratio and stays in nats,
-δ has no unit. ``--json`` prints the library's result (``to_dict()``) under ``"result"`` (for
-``funnel`` under ``"privacy_funnel"`` and ``"information_bottleneck"``; ``delta`` prints one
-entry per mechanism, ``audit`` and ``demo`` the dictionary of :func:`audit`), with ∞ written
+Information (capacities, MI-DP, R(D), PF and IB, leakages) is in nats, or in bits with
+``--unit bits``; DP levels (ε, KL-DP, Rényi DP) bound a natural-log likelihood ratio and stay
+in nats, δ has no unit (``docs/concepts.rst``, Units). ``--json`` prints the library's result
+(``to_dict()``) under ``"result"`` (for ``funnel`` under ``"privacy_funnel"`` and
+``"information_bottleneck"``; ``delta`` prints one entry per mechanism, ``audit`` and
+``demo`` the dictionary of :func:`audit`), with ∞ written
 ``Infinity`` as Python's :mod:`json` does. ``--plot FILE.png`` writes the curve of
 ``renyi``, ``delta``, ``rd``, ``pd``, ``funnel``, ``audit`` and ``demo`` with
 :mod:`dpcap.plots` (the format follows the suffix; matplotlib is needed). A bad option, file
@@ -91,7 +92,7 @@ from dpcap.cli import _io as io
 from dpcap.cli import _queries as _cli_queries
 from dpcap.cli import _sweep as _cli_sweep
 from dpcap.cli import _tradeoffs as _cli_tradeoffs
-from dpcap.errors import ConvergenceWarning, DpcapError
+from dpcap.errors import ConvergenceWarning, DpcapError, StoreWarning
 from dpcap.mechanisms import counting_query, truncated_geometric
 from dpcap.mi_dp import midp
 from dpcap.neighbors import NEIGHBOR_NAMES, Neighbors, describe
@@ -117,10 +118,11 @@ def audit(
     array: ``"hamming"`` on one entry, every pair of rows), as :func:`dpcap.dp_epsilon` does.
 
     Keys: ``shape``, ``outputs``, ``neighbors`` (the relation used: its name, a list of
-    row-index pairs, or ``"predicate <name>"``), ``unit``, ``dp_epsilon`` (nats, the natural-log
-    privacy-loss bound), ``delta`` (a list of ``[ε, δ(ε)]``), ``tv``, ``kl_dp``,
-    ``max_leakage``, ``capacity`` and ``midp`` (certified ``[lower, upper]`` brackets, in
-    ``unit``) with the MI-DP witness ``midp_entry``, ``midp_context`` and ``midp_prior``.
+    row-index pairs, or ``"predicate <name>"``), ``unit``, ``dp_epsilon`` and ``kl_dp`` (DP
+    levels, bounds on natural-log likelihood ratios: nats whatever ``unit`` says), ``delta`` (a
+    list of ``[ε, δ(ε)]``), ``tv``, ``max_leakage`` (in ``unit``), ``capacity`` and ``midp``
+    (certified ``[lower, upper]`` brackets, in ``unit``) with the MI-DP witness
+    ``midp_entry``, ``midp_context`` and ``midp_prior``.
 
     Examples
     --------
@@ -143,7 +145,7 @@ def audit(
         "dp_epsilon": dp_epsilon(mech, neighbors=relation),
         "delta": [[float(e), float(d)] for e, d in zip(levels, deltas, strict=True)],
         "tv": tv_dp(mech, neighbors=relation),
-        "kl_dp": kl_dp(mech, neighbors=relation, unit=unit),
+        "kl_dp": kl_dp(mech, neighbors=relation),
         "max_leakage": max_leakage(mech, unit=unit),
         "capacity": [free_lunch.lower, free_lunch.upper],
         "midp": [mi.lower, mi.upper],
@@ -171,7 +173,7 @@ def format_audit(report: dict[str, Any], title: str) -> str:
     lines += [f"      eps = {e:<6.3g} delta = {d:.6g}" for e, d in report["delta"]]
     lines += [
         f"  total variation  {report['tv']:.6g}  (= delta(0), the (delta)-DP level)",
-        f"  KL-DP            {report['kl_dp']:.6g} {unit}",
+        f"  KL-DP            {report['kl_dp']:.6g} nats  (a DP level, in nats like eps)",
         f"  maximal leakage  {report['max_leakage']:.6g} {unit}  (log sum_y max_x W[x,y])",
         f"  capacity         {_bracket(report['capacity'])} {unit}  "
         "(free-lunch privacy: sup I(X^n; Y))",
@@ -244,7 +246,8 @@ examples:
 
 input files: .npy; .csv/.tsv/.txt (delimiter and header row detected); .json, a list of rows
 or {"matrix": [[...], ...], "shape": [2, 2], "prior": [...], "neighbors": "hamming"}.
-Information is in nats (--unit bits converts it); eps always in nats. Errors exit with status 2.
+Information is in nats (--unit bits converts it); DP levels (eps, KL-DP, Renyi DP) always in
+nats. Errors exit with status 2.
 """
 
 
@@ -333,9 +336,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "plot", None) is not None:
             io.check_plot(args.plot)
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)  # dpcap's own: echoed once
+            for category in (ConvergenceWarning, StoreWarning):  # dpcap's own: echoed once
+                warnings.simplefilter("always", category)
             out = args.run(args)
-        ours = (w for w in caught if issubclass(w.category, ConvergenceWarning))
+        ours = (w for w in caught if issubclass(w.category, (ConvergenceWarning, StoreWarning)))
         for message in dict.fromkeys(str(w.message) for w in ours):
             print(f"dpcap: warning: {message}", file=sys.stderr)
     except io.UsageError as exc:

@@ -281,12 +281,10 @@ class Data:
 
 
 def printable(text: str) -> str:
-    """``text`` with every control or format character (newlines, escape sequences, bidi
-    overrides) written as its Python escape, so echoing input never acts on the terminal."""
-    return "".join(
-        c.encode("unicode_escape").decode("ascii") if unicodedata.category(c)[0] == "C" else c
-        for c in text
-    )
+    """``text`` with control and format characters (newlines, escapes, bidi overrides) written
+    as Python escapes: echoing input never acts on the terminal."""
+    bad = {c for c in text if unicodedata.category(c)[0] == "C"}
+    return "".join(c.encode("unicode_escape").decode() if c in bad else c for c in text)
 
 
 def read_input(path: Path) -> Data:

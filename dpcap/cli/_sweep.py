@@ -3,7 +3,7 @@
 The file names a family of mechanisms, a grid of its parameters and the queries to evaluate at
 every grid point; :func:`dpcap.sweep` does the work. An example (``examples/sweep_spec.toml``)::
 
-    family = "truncated_geometric"     # a dpcap.mechanisms name, or "package.module:function"
+    family = "truncated_geometric"     # a dpcap.mechanisms name, or "module:function"
 
     [grid]                             # the product of the values, the last varying fastest
     n = {start = 2, stop = 20, step = 2}        # integers 2, 4, ..., 20 (stop included)
@@ -26,11 +26,18 @@ every grid point; :func:`dpcap.sweep` does the work. An example (``examples/swee
 Keys:
 
 ``family`` (required)
-    A constructor of :mod:`dpcap.mechanisms` by name, or ``"package.module:function"``.
+    A constructor of :mod:`dpcap.mechanisms` by name, or ``"module:function"`` of a module
+    given on the command line with ``--allow-module`` (a spec file names no other module, so a
+    spec from elsewhere runs nothing but dpcap's mechanisms): ``--allow-module families.py``
+    loads the file ``families.py`` alone (the module ``families``; its folder is not put on
+    ``sys.path``), ``--allow-module mypackage.families`` imports an installed module (from
+    ``sys.path`` as it is: the working directory is never added). The function must be
+    defined in that module.
 ``[grid]`` (required)
     ``parameter = value``: a list of values; a single value; ``{start, stop, num}``, ``num``
     evenly spaced floats from ``start`` to ``stop`` inclusive (``numpy.linspace``); or
     ``{start, stop, step}``, the integers ``start, start + step, …`` up to ``stop`` inclusive.
+    At most 10^6 grid points in all (counted before any value is built).
     An array of tables ``[[grid]]`` lists the grid points one by one instead.
 ``[[queries]]`` (required)
     One table per query: ``query = "name"`` and the query's parameters (a list of values gives
@@ -46,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shlex
 import sys
 import time
@@ -57,8 +65,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcap._core import validation as check
-from dpcap.errors import DpcapError, ParameterError
-from dpcap.study.sweeps import EXECUTORS, SPEC_FILE
+from dpcap.errors import DpcapError, ParameterError, ProblemTooLargeError
+from dpcap.study.sweeps import EXECUTORS, MAX_POINTS, MAX_WORKERS, SPEC_FILE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,7 +80,8 @@ OPTIONS = ("tol", "unit", "max_iter", "chunk_size", "retries")
 #: The spec file's format, shown by ``dpcap sweep --help``.
 EPILOG = """\
 spec file (TOML):
-  family = "truncated_geometric"          a dpcap.mechanisms name or "package.module:function"
+  family = "truncated_geometric"          a dpcap.mechanisms name, or "module:function"
+                                          of a module given with --allow-module
   [grid]                                  the product of the values, the last varying fastest
   n = [2, 4, 8]                           a list of values (numbers, strings, booleans)
   eps = {start = 0.1, stop = 2, num = 5}  5 evenly spaced floats, both ends included
@@ -149,12 +158,25 @@ def _grid(grid: Any, source: str) -> dict[str, list[Any]] | list[dict[str, Any]]
             if not isinstance(point, dict) or not point:
                 raise SpecError(f"{source}: grid[{i}] must be a table of parameter values")
             points.append({k: _scalar(v, f"{source}: grid[{i}].{k}") for k, v in point.items()})
+        _too_many(len(points), f"{source}: [[grid]]")
         return points
     if not isinstance(grid, dict):
         raise SpecError(f"{source}: grid must be a table [grid], got {check.show(grid)}")
     if not grid:
         raise SpecError(f"{source}: [grid] is empty; give each parameter its values")
-    return {key: _values(value, f"{source}: grid.{key}") for key, value in grid.items()}
+    axes = {key: _values(value, f"{source}: grid.{key}") for key, value in grid.items()}
+    _too_many(math.prod(len(v) for v in axes.values()), f"{source}: [grid]")
+    return axes
+
+
+def _too_many(count: int, what: str) -> None:
+    """Refuse more than :data:`MAX_POINTS` values or grid points (counted, never built)."""
+    if count > MAX_POINTS:
+        shown = str(count) if count < 10**15 else f"~10^{math.log10(count):.1f}"
+        raise ProblemTooLargeError(
+            f"{what} has {shown} points, above dpcap's limit of {MAX_POINTS} grid points per "
+            "sweep; split it into several sweeps"
+        )
 
 
 def _values(value: Any, where: str) -> list[Any]:
@@ -176,6 +198,7 @@ def _range(table: dict[str, Any], where: str) -> list[Any]:
         num = table["num"]
         if not _is_int(num) or num < 1:
             raise SpecError(f"{where}.num must be a positive integer, got {check.show(num)}")
+        _too_many(num, where)
         return [float(v) for v in np.linspace(start, stop, num)]
     if keys == {"start", "stop", "step"}:
         bad = {k: v for k, v in table.items() if not _is_int(v)}
@@ -187,10 +210,11 @@ def _range(table: dict[str, Any], where: str) -> list[Any]:
         start, stop, step = table["start"], table["stop"], table["step"]
         if step == 0:
             raise SpecError(f"{where}.step must not be 0")
-        values = list(range(start, stop + (1 if step > 0 else -1), step))
-        if not values:
+        count = (stop - start) // step + 1  # counted first: the range may be 10^12 integers
+        if count < 1:
             raise SpecError(f"{where}: the range from {start} to {stop} by {step} is empty")
-        return values
+        _too_many(count, where)
+        return list(range(start, stop + (1 if step > 0 else -1), step))
     raise SpecError(
         f"{where} must be a list of values, {{start, stop, num}} or {{start, stop, step}}; "
         f"got the keys {sorted(keys)}"
@@ -276,9 +300,25 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     cmd.add_argument("spec", type=Path, help="TOML file: family, [grid], [[queries]], [options]")
     cmd.add_argument("--store", type=Path, help="Parquet store directory (resumable)")
+    cmd.add_argument(
+        "--break-lock",
+        action="store_true",
+        help="remove the store's lock first, whoever holds it (when you know no sweep writes it)",
+    )
     cmd.add_argument("--executor", choices=EXECUTORS, default="auto", help="default: auto")
     cmd.add_argument("--scheduler", help="address of a running Dask scheduler (tcp://host:port)")
-    cmd.add_argument("--workers", type=int, help="local worker processes")
+    cmd.add_argument(
+        "--workers",
+        type=int,
+        help=f"local worker processes (at most {MAX_WORKERS}, or the cores if more)",
+    )
+    cmd.add_argument(
+        "--allow-module",
+        action="append",
+        metavar="MODULE",
+        help='a module whose functions the spec\'s family may name ("module:function"): a '
+        "path to a .py file, or an importable module name; repeatable",
+    )
     cmd.add_argument("--csv", type=Path, help="also write the table to this CSV file")
     cmd.add_argument("--no-progress", action="store_true", help="no progress bar")
     return cmd
@@ -291,10 +331,8 @@ def run(args: argparse.Namespace) -> int:
         from dpcap.study.sweeps import load_sweep, sweep
     except ImportError as exc:  # pragma: no cover - pandas is a dependency
         raise DpcapError(f"dpcap sweep needs pandas: {exc}") from exc
-    if ":" in spec.family and "" not in sys.path and str(Path.cwd()) not in sys.path:
-        # "module:function" of the user's own: import it from the working directory, as
-        # ``python -m dpcap`` would (a console script's sys.path starts at its bin folder)
-        sys.path.insert(0, str(Path.cwd()))
+    allowed = _allowed(getattr(args, "allow_module", None))
+    _workers(args.workers)
     before = _points_stored(args.store, load_sweep)
     start = time.perf_counter()
     try:
@@ -303,10 +341,12 @@ def run(args: argparse.Namespace) -> int:
             spec.grid,
             spec.queries,
             store=args.store,
+            break_lock=getattr(args, "break_lock", False),
             executor=args.executor,
             progress=False if args.no_progress else None,
             scheduler=args.scheduler,
             workers=args.workers,
+            allow_modules=allowed,
             **spec.options,
         )
     except KeyboardInterrupt as exc:
@@ -324,6 +364,34 @@ def run(args: argparse.Namespace) -> int:
         print(_head(table))
     print(summary(table, spec.family, before, seconds, args.store, args.csv))
     return 0
+
+
+def _allowed(modules: list[str] | None) -> list[str]:
+    """The ``--allow-module`` values: paths of ``.py`` files or dotted module names."""
+    for module in modules or []:
+        if module.endswith(".py"):
+            if not Path(module).is_file():
+                raise DpcapError(f"--allow-module: no such file {module!r}")
+        elif not module or not all(part.isidentifier() for part in module.split(".")):
+            raise DpcapError(
+                f"--allow-module: {module!r} is neither a .py file nor a module name "
+                "('package.module')"
+            )
+    return list(modules or [])
+
+
+def _workers(workers: int | None) -> None:
+    """Refuse ``--workers`` above :data:`MAX_WORKERS` (or the cores, if more) or below 1."""
+    if workers is None:
+        return
+    if workers < 1:
+        raise DpcapError(f"--workers must be at least 1, got {workers}")
+    limit = max(MAX_WORKERS, os.cpu_count() or 1)
+    if workers > limit:
+        raise ProblemTooLargeError(
+            f"--workers must be at most {limit} local processes (dpcap's limit: {MAX_WORKERS}, "
+            f"or the number of cores if more), got {workers}"
+        )
 
 
 def summary(
@@ -372,6 +440,8 @@ def command_line(args: argparse.Namespace) -> str:
         value = getattr(args, flag)
         if value is not None and not (flag == "executor" and value == "auto"):
             words += [f"--{flag}", str(value)]
+    for module in getattr(args, "allow_module", None) or []:
+        words += ["--allow-module", module]
     if args.no_progress:
         words.append("--no-progress")
     return shlex.join(words)

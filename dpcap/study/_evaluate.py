@@ -12,8 +12,15 @@ exactly what the single call would certify:
 * ``dp_delta`` with a list of ε is one :func:`dpcap.dp_delta_curve` call per instance.
 
 An instance whose construction or query raises :class:`~dpcap.errors.ProblemTooLargeError`
-becomes a row with status ``too_large``; any other exception a row with status ``failed``;
-both carry the message and a NaN value. The sweep never stops on one instance.
+becomes a row with status ``too_large``; any other deterministic exception (a
+:class:`~dpcap.errors.ParameterError` or other ``ValueError``, a ``TypeError``, a bug of the
+family, ``SystemExit``, ...) a row with status ``failed``; both carry the message and a NaN
+value, and the sweep goes on. Such rows are final: a store keeps them and a resume does not
+compute them again, since the same call fails the same way. A *transient* failure
+(:data:`TRANSIENT`: ``MemoryError``, ``OSError``, which another attempt may not meet) is not a
+row: it propagates out of :func:`evaluate`, so the executor retries the chunk (``retries``),
+then its points one by one, and a point that still fails gives rows that are not stored (a
+resumed sweep tries it again).
 """
 
 from __future__ import annotations
@@ -42,6 +49,10 @@ __all__ = ["ChunkError", "evaluate"]
 TOO_LARGE = "too_large"
 FAILED = "failed"
 
+#: Exceptions that say nothing about the grid point (memory, files, the network): the chunk
+#: raises them (it is retried), and a point that keeps meeting one is never stored.
+TRANSIENT: tuple[type[BaseException], ...] = (MemoryError, OSError)
+
 #: Sweep-wide options handed to every query that takes them (unless the query sets its own).
 OPTIONS = ("tol", "unit", "max_iter")
 
@@ -64,6 +75,8 @@ def _build(family: Callable[..., Any], point: int, params: dict[str, Any]) -> _I
         obj = family(**params)
     except ProblemTooLargeError as exc:
         return _Instance(point, None, TOO_LARGE, str(exc))
+    except TRANSIENT:  # the chunk is tried again (module docstring)
+        raise
     except (Exception, SystemExit) as exc:  # one bad instance never stops the sweep
         return _Instance(point, None, FAILED, _describe(exc))
     return _Instance(point, obj, seconds=time.perf_counter() - start)
@@ -136,6 +149,8 @@ def _columns(spec: Query, params: dict[str, Any]) -> dict[str, Any]:
     return {
         k: json.dumps(np.asarray(v, dtype=float).tolist())
         if spec.kind(k) in ("vector", "matrix") and v is not None
+        else json.dumps(list(v))
+        if isinstance(v, tuple)  # a group of entries, a shape
         else v
         for k, v in params.items()
     }
@@ -155,6 +170,8 @@ def _call(fn: Call, inst: _Instance, kwargs: dict[str, Any]) -> tuple[Any, str]:
         return fn(inst.obj, kwargs), ""
     except ProblemTooLargeError as exc:
         return None, f"{TOO_LARGE}:{exc}"
+    except TRANSIENT:
+        raise
     except (Exception, SystemExit) as exc:
         return None, f"{FAILED}:{_describe(exc)}"
 

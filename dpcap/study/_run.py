@@ -2,31 +2,48 @@
 
 Every executor takes the same :class:`Job` and list of chunks and yields ``(chunk, rows)``
 pairs *as chunks finish* (not in order), so the caller can store each one before counting it
-done. A chunk whose evaluation raises (a worker that died, a bug) is tried again, up to
+done. A chunk whose evaluation raises (a worker that died, a transient error such as
+``MemoryError`` or ``OSError``: :data:`dpcap.study._evaluate.TRANSIENT`) is tried again, up to
 ``retries`` times; a chunk that keeps failing comes back as rows with status ``failed`` and the
-error, never as an exception that ends the sweep. ``KeyboardInterrupt`` is the one exception
-that propagates; worker pools and clusters started here are shut down on the way out.
+error, never as an exception that ends the sweep, and those rows are not final (not stored: a
+resumed sweep tries them again). ``KeyboardInterrupt`` is the one exception that propagates;
+worker pools and clusters started here are shut down on the way out. Local worker processes
+end with the process that started them, even when it is killed (:func:`_die_with_parent`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import logging
 import math
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from dpcap.errors import ParameterError
 from dpcap.study import _evaluate
 from dpcap.study.catalogue import Query
 
-__all__ = ["EXECUTORS", "Job", "default_chunk_size", "execute", "resolve_family"]
+__all__ = [
+    "EXECUTORS",
+    "FamilyRef",
+    "Job",
+    "default_chunk_size",
+    "execute",
+    "resolve_family",
+]
 
 EXECUTORS = ("auto", "serial", "processes", "dask")
 
@@ -38,21 +55,125 @@ Chunk = list[tuple[int, dict[str, Any]]]
 Rows = list[dict[str, Any]]
 
 
-def resolve_family(family: Callable[..., Any] | str) -> Callable[..., Any]:
-    """The callable behind a family: itself, a ``dpcap.mechanisms`` name or ``"module:name"``."""
+def resolve_family(
+    family: Callable[..., Any] | str, allowed: Mapping[str, str | None] | None = None
+) -> Callable[..., Any]:
+    """The callable behind a family: itself, a ``dpcap.mechanisms`` name, or ``"module:name"``.
+
+    A string names a function of :mod:`dpcap.mechanisms` (``"randomized_response"``,
+    ``"dpcap.mechanisms:randomized_response"``), or of a module in ``allowed`` (module name ->
+    the absolute path of its ``.py`` file, or None for a module imported by name): nothing
+    else is imported, and ``name`` is one attribute, never a dotted path. A family of an
+    allowed module comes back as a :class:`FamilyRef`, which a worker process resolves again.
+    """
     if callable(family):
         return family
     module_name, _, name = family.rpartition(":")
-    if not module_name:
-        module_name = "dpcap.mechanisms"
+    module_name = module_name.strip() or "dpcap.mechanisms"
+    name = name.strip()
+    if module_name == "dpcap.mechanisms":
+        from dpcap import mechanisms
+
+        if name not in mechanisms.__all__:
+            raise ParameterError(
+                f"family: dpcap.mechanisms has no family {name!r}; it has "
+                f"{', '.join(mechanisms.__all__)}"
+            )
+        return getattr(mechanisms, name)  # type: ignore[no-any-return]
+    allowed = allowed or {}
+    if module_name not in allowed:
+        raise ParameterError(
+            f"family: {family!r} names the module {module_name!r}, which is not allowed: a spec "
+            "may name the families of dpcap.mechanisms, and functions of the modules given "
+            "in allow_modules= (dpcap sweep --allow-module MODULE or --allow-module FILE.py)"
+        )
+    ref = FamilyRef(module_name, name, allowed[module_name])
+    ref.resolve()  # the errors now, in this process
+    return ref
+
+
+#: Modules loaded from a file, by path (a worker process loads each once).
+_FROM_FILE: dict[str, ModuleType] = {}
+
+
+def _allowed_module(module_name: str, path: str | None) -> ModuleType:
+    """An allowed module: imported by name (``sys.path`` as it is), or loaded from its file
+    under a private name (its directory is not put on ``sys.path``)."""
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ParameterError(f"family: cannot import module {module_name!r} ({exc})") from exc
-    found = getattr(module, name, None)
-    if not callable(found):
-        raise ParameterError(f"family: {module_name} has no callable {name!r}")
-    return found  # type: ignore[no-any-return]
+        if path is None:
+            return importlib.import_module(module_name)
+        if path not in _FROM_FILE:
+            digest = hashlib.sha256(path.encode()).hexdigest()[:12]
+            private = f"_dpcap_family_{module_name}_{digest}"
+            spec = importlib.util.spec_from_file_location(private, path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"{path!r} is not a Python source file")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[private] = module  # what dataclasses and pickle look up
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[private]
+                raise
+            _FROM_FILE[path] = module
+        return _FROM_FILE[path]
+    except Exception as exc:
+        where = module_name if path is None else f"{module_name} ({path})"
+        raise ParameterError(
+            f"family: cannot import the allowed module {where} ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+class FamilyRef:
+    """A family of an allowed module: called like it, pickled as ``(module, name, path)``.
+
+    It resolves in each process on first use (a worker process loads the module as its
+    parent did), so a family loaded from a file reaches worker processes and Dask.
+    """
+
+    def __init__(self, module: str, name: str, path: str | None = None) -> None:
+        self.module, self.name, self.path = module, name, path
+        self.__name__ = self.__qualname__ = name
+        self._fn: Callable[..., Any] | None = None
+
+    def __reduce__(self) -> tuple[type[FamilyRef], tuple[str, str, str | None]]:
+        return FamilyRef, (self.module, self.name, self.path)
+
+    def __repr__(self) -> str:
+        return f"{self.module}:{self.name}"
+
+    @property
+    def __wrapped__(self) -> Callable[..., Any]:  # inspect.signature reads the family's own
+        return self.resolve()
+
+    def resolve(self) -> Callable[..., Any]:
+        """The function: a plain attribute of the module, callable, defined in the module."""
+        if self._fn is None:
+            if not self.name.isidentifier():
+                raise ParameterError(
+                    f"family: {self.name!r} is not a function name (one attribute of "
+                    f"{self.module}, no dots)"
+                )
+            module = _allowed_module(self.module, self.path)
+            found = vars(module).get(self.name)
+            if found is None:
+                raise ParameterError(f"family: module {self.module} has no {self.name!r}")
+            if (
+                not callable(found)
+                or isinstance(found, ModuleType)
+                or getattr(found, "__module__", None) != module.__name__
+            ):
+                raise ParameterError(
+                    f"family: {self.module}:{self.name} is not a function defined in "
+                    f"{self.module} (it is a {type(found).__name__} of "
+                    f"{getattr(found, '__module__', None) or 'no module'}); a family of an "
+                    "allowed module is a function or class defined there, not one it imports"
+                )
+            self._fn = found
+        return self._fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -172,6 +293,45 @@ def _serial(job: Job, chunks: list[Chunk], retries: int) -> Iterator[Done]:
             break
 
 
+def _die_with_parent(parent: int) -> None:
+    """Initializer of worker processes: end this worker when process ``parent`` ends.
+
+    On Linux the kernel sends SIGKILL when the thread that started the worker ends
+    (``prctl(PR_SET_PDEATHSIG)``; pools are started and fed by the thread that runs the sweep,
+    which outlives them); on every POSIX system a daemon thread also checks once a second
+    that the worker's parent is still ``parent`` (a worker whose parent was killed is adopted
+    by another process). Without this, ``kill -9`` of a sweep leaves its workers computing.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the thread does it
+            pass
+    if os.name != "posix":  # pragma: no cover - Windows: the pool's own checks only
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpcap-watch-parent", daemon=True).start()
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` spawned processes that end with this one."""
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_SPAWN,
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    )
+
+
 def _kill(pool: ProcessPoolExecutor) -> None:
     """Stop a pool now, its running work included (``shutdown`` cannot cancel that)."""
     workers = list((getattr(pool, "_processes", None) or {}).values())
@@ -188,17 +348,26 @@ def _processes(job: Job, chunks: list[Chunk], workers: int, retries: int) -> Ite
     A worker that dies breaks the whole pool (:class:`BrokenProcessPool`) and every chunk in
     flight with it, so the culprit is unknown: the unfinished chunks then run in isolation,
     each in a one-worker pool of its own (``workers`` at a time), where a failure is charged
-    to the chunk that caused it. On any exit but completion the workers are terminated.
+    to the chunk that caused it. The pool may break while no chunk is awaited (between two
+    waits: ``submit`` raises); that is handled the same way. On any exit but completion the
+    workers are terminated.
     """
     waiting = deque((chunk, 0) for chunk in chunks)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_SPAWN)
+    pool = _pool(workers)
     flight: dict[Future[Rows], tuple[Chunk, int]] = {}
     broken = False
     try:
         while (waiting or flight) and not broken:
             while waiting and len(flight) < 2 * workers:
                 chunk, tries = waiting.popleft()
-                flight[pool.submit(run_chunk, job, chunk)] = (chunk, tries)
+                try:
+                    flight[pool.submit(run_chunk, job, chunk)] = (chunk, tries)
+                except BrokenProcessPool:  # a worker died since the last wait
+                    waiting.appendleft((chunk, tries))
+                    broken = True
+                    break
+            if broken:
+                break
             finished, _ = wait(flight, return_when=FIRST_COMPLETED)
             for fut in finished:
                 chunk, tries = flight.pop(fut)
@@ -230,8 +399,14 @@ def _isolated(
         while queue or running:
             while queue and len(running) < workers:
                 chunk, tries = queue.popleft()
-                pool = ProcessPoolExecutor(max_workers=1, mp_context=_SPAWN)
-                running[pool.submit(run_chunk, job, chunk)] = (chunk, tries, pool)
+                pool = _pool(1)
+                try:
+                    running[pool.submit(run_chunk, job, chunk)] = (chunk, tries, pool)
+                except (BrokenProcessPool, OSError) as error:  # the worker could not start
+                    _kill(pool)
+                    yield from _settle(job, chunk, tries, error, retries, queue)
+            if not running:
+                continue
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for fut in finished:
                 chunk, tries, pool = running.pop(fut)

@@ -12,21 +12,26 @@ import inspect
 import itertools
 import math
 import numbers
+import os
 import pickle
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from dpcap import mechanisms
 from dpcap._core import validation as check
-from dpcap.errors import ParameterError
+from dpcap.errors import ParameterError, ProblemTooLargeError
 from dpcap.study import _run as _sweep_run
 from dpcap.study import catalogue
 
 __all__ = [
     "LISTABLE",
+    "MAX_POINTS",
+    "MAX_WORKERS",
     "RESERVED",
+    "allowed_modules",
     "check_signature",
     "family",
     "grid_from_plain",
@@ -37,29 +42,113 @@ __all__ = [
     "queries",
     "reference",
     "scalar",
+    "too_many",
+    "workers",
 ]
 
 #: Column names a grid parameter may not take.
 RESERVED = ("point", "query", "_q", "_k", *catalogue.RESULT_COLUMNS)
 
 #: Query parameters that may be given as a list (one row per value); any other is one value.
-LISTABLE = ("alpha", "eps", "tol", "unit", "max_iter", "entry", "kind", "method", "solver")
+LISTABLE = (
+    "alpha", "eps", "D", "R", "tol", "unit", "max_iter", "entry", "kind", "method", "solver",
+)  # fmt: skip
 
 
-def family(family: Any) -> tuple[Callable[..., Any], str]:
-    """The family's callable and the reference recorded in the spec."""
+#: Most grid points of one sweep (a product grid counted from its axes before any point is
+#: built; a store's spec likewise): 10^6 points take about 200 MB as parameter dicts.
+MAX_POINTS = 10**6
+
+#: Most local worker processes a sweep starts (more only when the machine has more cores).
+MAX_WORKERS = 256
+
+
+def family(family: Any, allow_modules: Any = None) -> tuple[Callable[..., Any], str]:
+    """The family's callable and the reference recorded in the spec.
+
+    A string names a family of :mod:`dpcap.mechanisms`, or a function of a module listed in
+    ``allow_modules`` (:func:`allowed_modules`); a callable is taken as it is.
+    """
+    allowed = allowed_modules(allow_modules)
     if isinstance(family, str):
         if ":" not in family and family not in mechanisms.__all__:
             raise ParameterError(
                 f"family: unknown mechanism {family!r}; dpcap.mechanisms has "
                 f"{', '.join(mechanisms.__all__)} (or give a callable, or "
-                "'package.module:function')"
+                "'module:function' of a module in allow_modules)"
             )
-        fn = _sweep_run.resolve_family(family)
+        fn = _sweep_run.resolve_family(family, allowed)
         return fn, family if ":" in family else f"dpcap.mechanisms:{family}"
     if not callable(family):
         raise ParameterError(f"family must be a callable or a name, got {check.show(family)}")
     return family, reference(family)
+
+
+def allowed_modules(allow_modules: Any, name: str = "allow_modules") -> dict[str, str | None]:
+    """The modules whose functions a family string may name: module name -> path or None.
+
+    Each entry is a module name (``"mypackage.families"``, imported from ``sys.path`` as it
+    is) or the path of a ``.py`` file (a string ending in ``.py`` or a path object; the module
+    is named after the file and loaded from it alone). :mod:`dpcap.mechanisms` needs no entry.
+    """
+    if allow_modules is None:
+        return {}
+    if isinstance(allow_modules, (str, os.PathLike)):
+        items: list[Any] = [allow_modules]
+    elif isinstance(allow_modules, Iterable) and not isinstance(allow_modules, (bytes, Mapping)):
+        items = list(itertools.islice(allow_modules, 1001))
+        if len(items) > 1000:
+            raise ParameterError(f"{name} must list at most 1000 modules")
+    else:
+        raise ParameterError(
+            f"{name} must be a module name, a .py path or a list of them, got "
+            f"{check.show(allow_modules)}"
+        )
+    out: dict[str, str | None] = {}
+    for item in items:
+        if isinstance(item, os.PathLike) or (isinstance(item, str) and item.endswith(".py")):
+            path = Path(os.fsdecode(os.fspath(item)))
+            if not path.is_file():
+                raise ParameterError(f"{name}: no such file {str(path)!r}")
+            module, where = path.stem, str(path.resolve())
+            if not module.isidentifier():
+                raise ParameterError(
+                    f"{name}: {str(path)!r} is not named like a module (letters, digits, _)"
+                )
+        elif isinstance(item, str) and item and all(p.isidentifier() for p in item.split(".")):
+            module, where = item, None
+        else:
+            raise ParameterError(
+                f"{name}: each entry is a module name ('package.module') or the path of a .py "
+                f"file, got {check.show(item)}"
+            )
+        if out.get(module, where) != where:
+            raise ParameterError(f"{name}: two entries name the module {module!r}")
+        out[module] = where
+    return out
+
+
+def too_many(count: int, what: str) -> None:
+    """Refuse ``count`` grid points above :data:`MAX_POINTS` (``what`` names the grid)."""
+    if count > MAX_POINTS:
+        shown = str(count) if count < 10**15 else f"~10^{math.log10(count):.1f}"
+        raise ProblemTooLargeError(
+            f"{what} has {shown} points, above dpcap's limit of {MAX_POINTS} grid points per "
+            "sweep; split it into several sweeps"
+        )
+
+
+def workers(value: Any, name: str = "workers") -> int:
+    """A number of local worker processes: at least 1, at most :data:`MAX_WORKERS` (or the
+    cores of this machine, if more)."""
+    count = check.integer(value, name, 1)
+    limit = max(MAX_WORKERS, os.cpu_count() or 1)
+    if count > limit:
+        raise ProblemTooLargeError(
+            f"{name} must be at most {limit} local processes (dpcap's limit: {MAX_WORKERS}, or "
+            f"the number of cores if more), got {count}"
+        )
+    return count
 
 
 def reference(fn: Any) -> str:
@@ -105,10 +194,34 @@ def scalar(value: Any, where: str) -> Any:
 
 
 def normalise(grid: Any) -> Any:
-    """A product grid's axes as checked lists (iterators consumed once); other grids as given."""
+    """A product grid's axes as checked lists (iterators consumed once); other grids as given.
+
+    The points are counted before a value is read (from the lengths of the axes that have
+    one) and again once the axes are read: above :data:`MAX_POINTS`,
+    :class:`~dpcap.errors.ProblemTooLargeError`.
+    """
     if isinstance(grid, Mapping) and grid:
-        return {_key(k): _axis(k, v) for k, v in grid.items()}
+        too_many(math.prod(_length(v) or 1 for v in grid.values()), "grid")
+        axes = {_key(k): _axis(k, v) for k, v in grid.items()}
+        too_many(math.prod(len(v) for v in axes.values()), "grid")
+        return axes
     return grid
+
+
+def _length(values: Any) -> int | None:
+    """How many values an axis gives (:func:`_axis`), or None for an iterator."""
+    if isinstance(values, np.ndarray):
+        return len(values) if values.ndim else 1
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        return 1
+    if isinstance(values, range):  # len() of a range beyond sys.maxsize raises
+        return max(0, -((values.start - values.stop) // values.step))
+    if isinstance(values, Sized):
+        try:
+            return len(values)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return None
 
 
 def points(grid: Any, fn: Callable[..., Any]) -> list[dict[str, Any]]:
@@ -117,12 +230,14 @@ def points(grid: Any, fn: Callable[..., Any]) -> list[dict[str, Any]]:
     if isinstance(grid, Mapping):
         if not grid:
             raise ParameterError("grid must name at least one parameter, got an empty mapping")
+        too_many(math.prod(len(v) for v in grid.values()), "grid")
         points = [
             dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())
         ]
     elif isinstance(grid, Sequence) and not isinstance(grid, str):
         if not grid:
             raise ParameterError("grid must hold at least one point, got an empty list")
+        too_many(len(grid), "grid")
         points = []
         for i, point in enumerate(grid):
             if not isinstance(point, Mapping):
@@ -165,13 +280,17 @@ def _axis(key: Any, values: Any) -> list[Any]:
     elif isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         values = [values]
     try:
-        vals = [scalar(v, f"grid[{name!r}] values") for v in values]
+        vals = [
+            scalar(v, f"grid[{name!r}] values")
+            for v in itertools.islice(values, MAX_POINTS + 1)  # an endless iterator ends
+        ]
     except TypeError as exc:
         raise ParameterError(
             f"grid[{name!r}] must be a list of values, got {check.show(values)}"
         ) from exc
     if not vals:
         raise ParameterError(f"grid[{name!r}] must hold at least one value, got none")
+    too_many(len(vals), f"grid[{name!r}]")
     seen: set[Any] = set()  # equal values hash alike: 1, 1.0 and True are one; 0.0 and −0.0
     for v in vals:
         if v in seen:
@@ -282,6 +401,11 @@ def _pair(item: Any) -> tuple[str, dict[str, Any]]:
 
 
 def _query_value(value: Any, where: str, key: str, kind: str) -> Any:
+    if kind == "integers" and value is not None:  # one group of entries, one domain shape
+        ints = check.numeric(value, where)
+        if ints.ndim > 1 or ints.dtype.kind not in "iu" or ints.size > MAX_ARRAY_PARAMETER:
+            raise ParameterError(f"{where} must be an integer or a list of integers, got {value!r}")
+        return tuple(int(v) for v in ints.ravel()) if ints.ndim else int(ints)
     if kind in ("vector", "matrix"):  # one array-valued parameter (a prior, a gain matrix)
         if value is None:
             return None
@@ -335,10 +459,30 @@ def plain_grid(grid: Any, points: list[dict[str, Any]]) -> dict[str, Any]:
     return {"points": points}
 
 
-def grid_from_plain(plain: dict[str, Any]) -> list[dict[str, Any]]:
+def grid_from_plain(plain: dict[str, Any], where: str = "grid") -> list[dict[str, Any]]:
+    """The points of a grid as :func:`plain_grid` records it (a store's spec), counted first:
+    above :data:`MAX_POINTS`, :class:`~dpcap.errors.ProblemTooLargeError`."""
     if "product" in plain:
-        names = [name for name, _ in plain["product"]]
-        values = [vals for _, vals in plain["product"]]
+        axes = plain["product"]
+        if not (
+            isinstance(axes, list)
+            and axes
+            and all(
+                isinstance(a, list)
+                and len(a) == 2
+                and isinstance(a[0], str)
+                and isinstance(a[1], list)
+                and a[1]
+                for a in axes
+            )
+        ):
+            raise ParameterError(f"{where}: 'product' must list [name, [values]] pairs")
+        too_many(math.prod(len(vals) for _, vals in axes), where)
+        names = [name for name, _ in axes]
+        values = [vals for _, vals in axes]
         return [dict(zip(names, c, strict=True)) for c in itertools.product(*values)]
-    points: list[dict[str, Any]] = plain["points"]
+    points = plain["points"]
+    if not (isinstance(points, list) and points and all(isinstance(p, dict) for p in points)):
+        raise ParameterError(f"{where}: 'points' must list parameter tables")
+    too_many(len(points), where)
     return points

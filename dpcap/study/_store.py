@@ -4,7 +4,7 @@ Layout::
 
     store/
       _spec.json                        the sweep's spec and the dpcap version that wrote it
-      _lock                             while a sweep writes: the id of its process
+      _lock                             while a sweep writes: who it is (JSON, see below)
       part-00000042-1a2b3c4d.parquet    rows of the grid points of one finished chunk
       ...
 
@@ -13,19 +13,40 @@ A part is written to a temporary name in the same directory, flushed to disk, th
 sees each part whole or not at all. Parts are never rewritten; resuming reads the ``point``
 column of every part to know which grid points are done. Names starting with ``_`` or ``.``
 are skipped by Parquet dataset readers, so ``pandas.read_parquet(store)`` reads the rows.
-One sweep writes a store at a time (``_lock``, created exclusively; a lock left by a process
-that no longer runs, as after a kill, is taken over). pyarrow is imported here only.
+
+One sweep writes a store at a time. ``_lock`` is created whole (its content written to a
+temporary file, then hard-linked into place, which fails if a lock exists): it names its
+holder by process id, process start time, host name, boot id and pid namespace. A lock is
+taken over only when its holder is provably dead: same host, boot and pid namespace as this
+process, and no process of that id and start time. A lock of another host, container or boot,
+one without content or one that is not a regular file (it is never read beyond 4 KiB, never
+opened through a symbolic link, never waited on) is refused, naming the holder; ``break_lock``
+removes it for the user who knows no sweep is writing. A lock written by an earlier dpcap
+(a bare process id) is judged by that id on this host. The sweep that holds the lock removes
+the temporary files a killed sweep left behind and says so (a :class:`UserWarning`), and
+checks before each part that the lock is still its own.
+
+A grid point stored twice (two sweeps at once, a part copied by hand) is found when the store
+is read: duplicates whose rows are equal (``seconds`` aside) are read once, with a warning
+naming the points; duplicates that differ raise :class:`~dpcap.errors.ParameterError` naming
+the points and the parts. pyarrow is imported here only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import socket
+import stat
+import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpcap.errors import ParameterError
+from dpcap._core import certify
+from dpcap.errors import DpcapError, ParameterError, StoreWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,10 +58,23 @@ LOCK_FILE = "_lock"
 PART_GLOB = "part-*.parquet"
 SPEC_KEYS = ("dpcap", "family", "grid", "options", "queries")
 
+#: The version a source tree that was never installed reports: it does not refuse a resume.
+UNKNOWN_VERSION = "0+unknown"
+
+#: The most of a lock file ever read (a dpcap lock is about 250 bytes).
+LOCK_BYTES = 4096
+
+#: Temporary files of this module (:func:`_tmp_name`): what a killed sweep may leave behind.
+_LEFTOVER = re.compile(r"\.(?:_spec\.json|_lock|part-\d+-[0-9a-f]+\.parquet)\.[0-9a-f]{8}\.tmp")
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+
 
 def _atomic_write(path: Path, write: Any) -> None:
     """``write(tmp_path)`` then rename onto ``path``; the temporary never outlives a failure."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = _tmp_name(path)
     try:
         write(tmp)
         with open(tmp, "rb+") as handle:
@@ -64,6 +98,12 @@ def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> 
         a, b = old.get(key), new.get(key)
         if isinstance(a, dict) and isinstance(b, dict):
             out += _differences(a, b, f"{name}.")
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            # a long list is named by the elements that differ, not cut at its common prefix
+            pairs = {f"[{i}]": (x, y) for i, (x, y) in enumerate(zip(a, b, strict=True))}
+            out += _differences(
+                {k: x for k, (x, _) in pairs.items()}, {k: y for k, (_, y) in pairs.items()}, name
+            )
         elif _canonical(a) != _canonical(b):
             out.append(f"{name} (store: {_brief(a)}; now: {_brief(b)})")
     return out
@@ -74,24 +114,179 @@ def _brief(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# --- the lock -----------------------------------------------------------------------------
+
+
+def _first_line(path: str) -> str | None:
+    try:
+        with open(path) as handle:
+            return handle.readline(1024).strip() or None
+    except OSError:
+        return None
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), if readable."""
+    text = _first_line(f"/proc/{pid}/stat")
+    return None if text is None or ")" not in text else text.rsplit(")", 1)[1].split()
+
+
+def _start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, Linux), None where unknown."""
+    fields = _proc_stat(pid)
+    try:
+        return int(fields[19]) if fields else None
+    except (IndexError, ValueError):
+        return None
+
+
+def _identity() -> dict[str, Any]:
+    """What tells this process's pid space apart: host name, boot id and pid namespace."""
+    try:
+        pidns: str | None = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        pidns = None
+    return {
+        "host": socket.gethostname(),
+        "boot": _first_line("/proc/sys/kernel/random/boot_id"),
+        "pidns": pidns,
+    }
+
+
 def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` of this pid space runs (a zombie does not)."""
+    if os.name == "nt":  # os.kill would end it: never judged dead here
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # someone else's process: alive
         return True
-    return True
+    fields = _proc_stat(pid)
+    return not (fields and fields[0] == "Z")
+
+
+class _Foreign(Exception):
+    """``_lock`` is not a regular file of sensible size (the message says what it is)."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISLNK, "symbolic link"),
+        (stat.S_ISFIFO, "named pipe (FIFO)"),
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISSOCK, "socket"),
+    ):
+        if test(mode):
+            return name
+    return "special file"
+
+
+class _Holder:
+    """A lock file as read: its text, file identity and the holder it names (if it does)."""
+
+    def __init__(self, text: str, ident: tuple[int, int]):
+        self.text, self.ident = text, ident
+        self.info = _parse(text)
+
+    @classmethod
+    def read(cls, lock: Path) -> _Holder | None:
+        """The lock at ``lock``, None if there is none; never blocks, never reads much.
+
+        Raises :class:`_Foreign` for a symbolic link, a FIFO, a device, a directory, or a
+        file larger than :data:`LOCK_BYTES`.
+        """
+        try:
+            mode = os.lstat(lock).st_mode
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(mode):
+            raise _Foreign(f"a {_kind(mode)}")
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        try:
+            fd = os.open(lock, flags)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:  # replaced by a link meanwhile (ELOOP), unreadable
+            raise _Foreign(f"unreadable ({exc})") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise _Foreign(f"a {_kind(info.st_mode)}")
+            data = os.read(fd, LOCK_BYTES + 1)
+        finally:
+            os.close(fd)
+        if len(data) > LOCK_BYTES:
+            raise _Foreign(f"a file of more than {LOCK_BYTES} bytes")
+        return cls(data.decode("utf-8", "replace"), (info.st_dev, info.st_ino))
+
+    def describe(self) -> str:
+        if self.info is None:
+            return "no holder (an empty or unreadable lock)"
+        where = f" on host {self.info['host']!r}" if "host" in self.info else ""
+        since = f", since {self.info['since']}" if "since" in self.info else ""
+        return f"process {self.info['pid']}{where}{since}"
+
+    def state(self) -> str:
+        """``"dead"`` (provably), ``"alive"``, or ``"unknown"`` (another pid space, no holder)."""
+        if self.info is None:
+            return "unknown"
+        pid = self.info["pid"]
+        if "host" in self.info:  # written by this version: the pid space must be ours
+            me = _identity()
+            if any(self.info.get(key) != me[key] for key in me):
+                return "unknown"
+        if not _alive(pid):
+            return "dead"
+        start, now = self.info.get("start"), _start_time(pid)
+        if start is not None and now is not None and start != now:
+            return "dead"  # the id was reused by a later process
+        return "alive"
+
+    def elsewhere(self) -> str:
+        """Which of host, boot and pid namespace differ from this process's."""
+        me, info = _identity(), self.info or {}
+        names = {"host": "host", "boot": "boot", "pidns": "container (pid namespace)"}
+        return " and ".join(names[k] for k in names if info.get(k) != me[k]) or "pid space"
+
+
+def _parse(text: str) -> dict[str, Any] | None:
+    """The holder a lock names: ``{"pid": ...}`` (a bare id, written by an earlier dpcap) or
+    this version's JSON; None for an empty or unreadable lock."""
+    text = text.strip()
+    if text.isascii() and text.isdigit():
+        info: Any = {"pid": int(text)}
+    else:
+        try:
+            info = json.loads(text)
+        except ValueError:
+            return None
+    if not isinstance(info, dict):
+        return None
+    pid = info.get("pid")
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 2**31:
+        return None
+    return info
 
 
 class Store:
     """The Parquet store of one sweep; created on first use, checked against its spec.
 
     ``Store(path)`` opens an existing store to read; ``Store(path, spec)`` creates or resumes
-    one to write (hold it with ``with``: the lock is released on exit).
+    one to write (hold it with ``with``: the lock is released on exit); ``break_lock=True``
+    removes the lock of another sweep first (module docstring).
     """
 
-    def __init__(self, path: str | os.PathLike[str], spec: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        spec: dict[str, Any] | None = None,
+        *,
+        break_lock: bool = False,
+    ):
         self.path = Path(path)
         self.locked = False
         if spec is None:  # reading an existing store
@@ -107,40 +302,165 @@ class Store:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ParameterError(f"store: cannot create {str(self.path)!r} ({exc})") from exc
-        self._lock()
+        self._text = json.dumps(
+            {
+                "pid": os.getpid(),
+                "start": _start_time(os.getpid()),
+                **_identity(),
+                "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "token": uuid.uuid4().hex,
+            }
+        )
+        notes = self._lock(break_lock)
         try:
+            notes += self._clean()
+            if notes:
+                certify.warn(f"store {str(self.path)!r}: " + "; ".join(notes), StoreWarning)
             self._check_or_write(spec)
         except BaseException:
             self.release()
             raise
         self.spec = spec
 
-    def _lock(self) -> None:
-        lock = self.path / LOCK_FILE
-        for _ in range(2):
+    def _lock(self, break_lock: bool) -> list[str]:
+        """Take the lock; returns what was done to stale or broken locks (for the warning)."""
+        lock, notes = self.path / LOCK_FILE, list[str]()
+        where = f"store {str(self.path)!r}"
+        how = (
+            f"If no sweep is writing this store, pass break_lock=True (dpcap sweep --break-lock) "
+            f"or delete {str(lock)!r}"
+        )
+        for _ in range(8):
+            if self._create(lock):
+                return notes
             try:
-                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                try:
-                    pid = int(lock.read_text().strip() or "0")
-                except (OSError, ValueError):
-                    pid = 0
-                if pid and pid != os.getpid() and _alive(pid):
+                holder = _Holder.read(lock)
+            except _Foreign as exc:
+                if not break_lock:
                     raise ParameterError(
-                        f"store {str(self.path)!r} is being written by process {pid}; one sweep "
-                        "writes a store at a time"
+                        f"{where}: its lock {LOCK_FILE} is {exc}, not a lock dpcap writes; it "
+                        f"is not read. {how}"
                     ) from None
-                lock.unlink(missing_ok=True)  # left by a process that no longer runs
+                self._unlink(lock)
+                notes.append(f"broke its lock {LOCK_FILE} ({exc}) as asked (break_lock=True)")
+                break_lock = False
                 continue
-            with os.fdopen(fd, "w") as handle:
-                handle.write(str(os.getpid()))
-            self.locked = True
-            return
-        raise ParameterError(f"store {str(self.path)!r}: could not take its lock {LOCK_FILE}")
+            if holder is None:  # released meanwhile
+                continue
+            if break_lock:
+                if self._remove(lock, holder):
+                    notes.append(f"broke the lock of {holder.describe()} as asked (break_lock)")
+                break_lock = False
+                continue
+            state = holder.state()
+            if state == "dead":
+                if self._remove(lock, holder):
+                    notes.append(f"took over the lock of {holder.describe()}, which no longer runs")
+                continue
+            if state == "alive":
+                raise ParameterError(
+                    f"{where} is being written by {holder.describe()}; one sweep writes a store "
+                    f"at a time. {how}"
+                )
+            if holder.info is None:
+                raise ParameterError(
+                    f"{where}: its lock {LOCK_FILE} names no holder yet (a sweep may be taking "
+                    f"it, or one was killed while it did); it is not taken over. {how}"
+                )
+            raise ParameterError(
+                f"{where} is locked by {holder.describe()}, in another {holder.elsewhere()}: "
+                f"this process cannot tell whether it still runs, so the lock is not taken "
+                f"over. {how}"
+            )
+        raise ParameterError(
+            f"{where}: could not take its lock {LOCK_FILE} (other sweeps keep taking it)"
+        )
+
+    def _create(self, lock: Path) -> bool:
+        """Create ``lock`` with its content in one step; False if a lock exists."""
+        tmp = _tmp_name(lock)
+        try:
+            with open(tmp, "x") as handle:
+                handle.write(self._text)
+            try:
+                os.link(tmp, lock)
+            except (FileExistsError, FileNotFoundError):  # taken; or tmp cleaned by a holder
+                return False
+            except OSError:  # no hard links on this file system: exclusive create, then write
+                try:
+                    fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(self._text)
+        except OSError as exc:
+            where = f"store {str(self.path)!r}"
+            raise ParameterError(f"{where}: cannot write its lock ({exc})") from exc
+        finally:
+            tmp.unlink(missing_ok=True)
+        self.locked = True
+        return True
+
+    def _remove(self, lock: Path, holder: _Holder) -> bool:
+        """Remove ``lock`` if it is still the one judged (moved aside and compared first, so
+        that the fresh lock of a sweep that took it meanwhile is put back, not deleted)."""
+        moved = _tmp_name(lock)
+        try:
+            os.rename(lock, moved)
+        except FileNotFoundError:
+            return False
+        try:
+            again = _Holder.read(moved)
+        except _Foreign:
+            again = None
+        if again is not None and (again.text, again.ident) == (holder.text, holder.ident):
+            moved.unlink(missing_ok=True)
+            return True
+        with contextlib.suppress(OSError):  # fails only if a third sweep locked it meanwhile
+            os.link(moved, lock)
+        moved.unlink(missing_ok=True)
+        return False
+
+    def _unlink(self, lock: Path) -> None:
+        try:
+            lock.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ParameterError(
+                f"store {str(self.path)!r}: cannot remove its lock {LOCK_FILE} ({exc})"
+            ) from exc
+
+    def _clean(self) -> list[str]:
+        """Remove the temporary files of sweeps killed while writing (the lock is held).
+
+        A lock's temporary may also be another sweep's that is starting now (it then finds
+        this lock): those are removed without a word.
+        """
+        removed = []
+        for entry in os.scandir(self.path):
+            if _LEFTOVER.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    if not entry.name.startswith(f".{LOCK_FILE}."):
+                        removed.append(entry.name)
+        if not removed:
+            return []
+        return [
+            f"removed {len(removed)} temporary file(s) left by a sweep that was killed "
+            f"({', '.join(sorted(removed)[:5])}{', ...' if len(removed) > 5 else ''})"
+        ]
+
+    def _holds(self) -> bool:
+        try:
+            holder = _Holder.read(self.path / LOCK_FILE)
+        except _Foreign:
+            return False
+        return holder is not None and holder.text == self._text
 
     def release(self) -> None:
+        """Remove the lock, if it is still this store's own."""
         if self.locked:
-            (self.path / LOCK_FILE).unlink(missing_ok=True)
+            if self._holds():
+                (self.path / LOCK_FILE).unlink(missing_ok=True)
             self.locked = False
 
     def __enter__(self) -> Store:
@@ -151,7 +471,10 @@ class Store:
 
     def _check_or_write(self, spec: dict[str, Any]) -> None:
         if (self.path / SPEC_FILE).is_file():
-            diff = _differences(self.read_spec(), spec)
+            stored = self.read_spec()
+            if UNKNOWN_VERSION in (stored.get("dpcap"), spec.get("dpcap")):
+                stored = {**stored, "dpcap": spec.get("dpcap")}  # a source tree never installed
+            diff = _differences(stored, spec)
             if diff:
                 raise ParameterError(
                     f"store {str(self.path)!r} holds a different sweep; it differs in: "
@@ -159,7 +482,10 @@ class Store:
                     + ". Use another store path, or delete this one to start over"
                 )
             return
-        if any(p.name != LOCK_FILE for p in self.path.iterdir()):
+        # a lock's temporary is another sweep's that is starting now (_clean ran)
+        if any(
+            p.name != LOCK_FILE and not _LEFTOVER.fullmatch(p.name) for p in self.path.iterdir()
+        ):
             raise ParameterError(
                 f"store: {str(self.path)!r} is a non-empty directory without {SPEC_FILE}; "
                 "a sweep store must be a new or empty directory"
@@ -204,10 +530,21 @@ class Store:
         return points
 
     def write(self, frame: pd.DataFrame) -> Path:
-        """Write one chunk's rows as a new part, atomically; returns its path."""
+        """Write one chunk's rows as a new part, atomically; returns its path.
+
+        Raises :class:`~dpcap.errors.DpcapError` if this store's lock is no longer its own
+        (broken by another sweep): writing on would store points twice.
+        """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if self.locked and not self._holds():
+            self.locked = False
+            raise DpcapError(
+                f"store {str(self.path)!r}: this sweep's lock {LOCK_FILE} was removed or taken "
+                "by another sweep (break_lock?); it stops so that no grid point is stored "
+                "twice. Its finished chunks are stored: run it again to resume"
+            )
         first = int(frame["point"].min()) if len(frame) else 0
         path = self.path / f"part-{first:08d}-{uuid.uuid4().hex[:8]}.parquet"
         table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -215,11 +552,71 @@ class Store:
         return path
 
     def read(self) -> pd.DataFrame:
-        """Every part's rows, concatenated (unordered; the caller sorts)."""
+        """Every part's rows, concatenated (unordered; the caller sorts), each point once.
+
+        A point found in several parts is read from the first (by name) if its rows are equal
+        in every part but for ``seconds`` (with a :class:`UserWarning` naming the points);
+        rows that differ raise :class:`~dpcap.errors.ParameterError` naming points and parts.
+        """
         import pandas as pd
 
-        frames: list[pd.DataFrame] = [self._table(part).to_pandas() for part in self.parts()]
-        frames = [f for f in frames if len(f)]
-        if not frames:
+        parts = [(part, self._table(part).to_pandas()) for part in self.parts()]
+        parts = [(part, frame) for part, frame in parts if len(frame)]
+        if not parts:
             return pd.DataFrame()
+        frames = _once(str(self.path), parts)
         return pd.concat(frames, ignore_index=True)
+
+
+def _once(where: str, parts: list[tuple[Path, pd.DataFrame]]) -> list[pd.DataFrame]:
+    """The parts' frames with each grid point's rows kept in its first part only."""
+    first: dict[int, int] = {}
+    twice: dict[int, list[int]] = {}
+    for i, (_, frame) in enumerate(parts):
+        for point in frame["point"].unique().tolist():
+            if point in first:
+                twice.setdefault(point, [first[point]]).append(i)
+            else:
+                first[point] = i
+    if not twice:
+        return [frame for _, frame in parts]
+    conflicts = {
+        point: where_
+        for point, where_ in twice.items()
+        if any(not _same(parts[where_[0]][1], parts[j][1], point) for j in where_[1:])
+    }
+    named = sorted(conflicts or twice)
+    shown = ", ".join(str(p) for p in named[:10]) + (", ..." if len(named) > 10 else "")
+    names = sorted({parts[j][0].name for p in named for j in (conflicts or twice)[p]})
+    files = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    if conflicts:
+        raise ParameterError(
+            f"store {where!r} holds {len(named)} grid point(s) twice with different rows "
+            f"(point {shown}; parts {files}): two sweeps wrote it at once or a part was copied "
+            "in. Delete the parts that should not be there (a resumed sweep computes the "
+            "missing points again)"
+        )
+    certify.warn(
+        f"store {where!r} holds {len(named)} grid point(s) twice with equal rows (point "
+        f"{shown}; parts {files}); each is read once. Deleting the extra parts is safe",
+        StoreWarning,
+    )
+    out = []
+    for i, (_, frame) in enumerate(parts):
+        extra = [p for p, where_ in twice.items() if i in where_[1:]]
+        out.append(frame[~frame["point"].isin(extra)] if extra else frame)
+    return out
+
+
+def _same(a: pd.DataFrame, b: pd.DataFrame, point: int) -> bool:
+    """Whether the rows of ``point`` in two parts agree (``seconds`` aside, NaN equal NaN)."""
+    keys = [k for k in ("_q", "_k") if k in a.columns]
+
+    def rows(frame: pd.DataFrame) -> pd.DataFrame:
+        sel = frame[frame["point"] == point].drop(columns=["seconds"], errors="ignore")
+        return sel.sort_values(keys, kind="stable").reset_index(drop=True) if keys else sel
+
+    x, y = rows(a), rows(b)
+    return list(x.columns) == list(y.columns) and x.reset_index(drop=True).equals(
+        y.reset_index(drop=True)
+    )

@@ -102,6 +102,7 @@ def calibrate(
     direction: str | None = None,
     database: str | Callable[[Any], Any] | None = None,
     max_evals: int = 100,
+    allow_modules: Any = None,
 ) -> CalibrationResult:
     r"""The largest (or smallest) parameter of a family whose certified measure meets a target.
 
@@ -115,7 +116,7 @@ def calibrate(
     family : callable or str
         Builds a mechanism (or channel) from keyword arguments: a callable, the name of a
         constructor in :mod:`dpcap.mechanisms` (``"truncated_geometric"``) or
-        ``"package.module:function"``, as for :func:`dpcap.sweep`.
+        ``"module:function"`` of a module in ``allow_modules``, as for :func:`dpcap.sweep`.
     param : str
         The keyword argument of ``family`` to calibrate (e.g. ``"eps"``, ``"sigma"``).
     measure : str
@@ -148,6 +149,9 @@ def calibrate(
         A callable: applied to the family's output.
     max_evals : int, keyword-only
         Budget of measure calls, ``≥ 2`` (default 100).
+    allow_modules : str, path or list of them, keyword-only, optional
+        The modules whose functions a string ``family`` may name, as for :func:`dpcap.sweep`:
+        module names, or paths of ``.py`` files. :mod:`dpcap.mechanisms` needs no entry.
 
     Returns
     -------
@@ -159,8 +163,9 @@ def calibrate(
     ------
     ParameterError
         If ``family``, ``param``, ``fixed``, ``measure``, ``measure_kwargs``, ``target``,
-        ``bounds``, ``tol``, ``atol``, ``direction``, ``database`` or ``max_evals`` is invalid;
-        the message names the argument and its value.
+        ``bounds``, ``tol``, ``atol``, ``direction``, ``database``, ``max_evals`` or
+        ``allow_modules`` is invalid (a family string naming a module not allowed); the
+        message names the argument and its value.
     SolverError
         If the measure returns NaN.
 
@@ -188,7 +193,7 @@ def calibrate(
     >>> r.lower <= math.log(3) <= r.upper and r.gap <= 1e-9 * r.value
     True
     """
-    fn, reference = _sweep_spec.family(family)
+    fn, reference = _sweep_spec.family(family, allow_modules)
     name, query, kwargs, unit = _measure(measure, measure_kwargs)
     args = _fixed(fixed)
     _takes(fn, param, args)

@@ -441,8 +441,8 @@ def _builtin() -> None:
         (g_capacity, ""),
         (dp_epsilon, "nats"),
         (dp_delta, ""),
-        (kl_dp, "option"),
-        (renyi_dp, "option"),
+        (kl_dp, "nats"),
+        (renyi_dp, "nats"),
         (tv_dp, ""),
         (metric_epsilon, "nats"),
     ]

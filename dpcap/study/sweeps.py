@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -43,11 +44,13 @@ import numpy as np
 from dpcap._core import certify as _certify
 from dpcap._core import validation as check
 from dpcap._core.version import VERSION
-from dpcap.errors import ConvergenceWarning, ParameterError, SweepInterrupted
+from dpcap.errors import ConvergenceWarning, DpcapError, ParameterError, SweepInterrupted
 from dpcap.study import _run as _sweep_run
 from dpcap.study import _spec as spec_
 from dpcap.study import catalogue
 from dpcap.study._run import EXECUTORS as EXECUTORS
+from dpcap.study._spec import MAX_POINTS as MAX_POINTS
+from dpcap.study._spec import MAX_WORKERS as MAX_WORKERS
 from dpcap.study._store import SPEC_FILE as SPEC_FILE
 
 if TYPE_CHECKING:
@@ -65,6 +68,7 @@ def sweep(
     queries: Any,
     *,
     store: str | os.PathLike[str] | None = None,
+    break_lock: bool = False,
     executor: str = "auto",
     progress: bool | None = None,
     chunk_size: int | None = None,
@@ -74,6 +78,7 @@ def sweep(
     tol: float = 1e-9,
     unit: str = "nats",
     max_iter: int | None = None,
+    allow_modules: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
 ) -> pd.DataFrame:
     """Evaluate ``queries`` on ``family(**point)`` for every point of ``grid``: a tidy table.
 
@@ -82,12 +87,14 @@ def sweep(
     family : callable or str
         Returns a channel or mechanism from keyword arguments: a constructor of
         :mod:`dpcap.mechanisms` (or its name, ``"truncated_geometric"``), the user's own
-        function, or ``"package.module:function"``. Worker processes and Dask need a function
-        importable by name (not a lambda or a local function).
+        function, or ``"module:function"`` of a module listed in ``allow_modules`` (a
+        string names no other module). Worker processes and Dask need a function importable
+        by name (not a lambda or a local function).
     grid : mapping or sequence of mappings
         ``{parameter: values}`` — the product of the values, the last parameter varying
         fastest — or an explicit list of parameter dicts (all with the same keys). Values are
-        numbers, booleans or strings (NaN refused: a point must equal itself to resume).
+        numbers, booleans or strings (NaN refused: a point must equal itself to resume). At
+        most :data:`MAX_POINTS` (10^6) points, counted from the axes before any is built.
     queries : str, sequence or mapping
         A query name, a list of names and ``(name, params)`` pairs, or ``{name: params}``.
         Any query of the catalogue (:data:`dpcap.study.catalogue.QUERIES`): the point queries
@@ -104,7 +111,17 @@ def sweep(
         A directory of Parquet parts (created if missing). Each finished chunk is written
         atomically before it counts as done; calling ``sweep`` again with the same spec and
         store computes only the missing points. A store holding another spec (family, grid,
-        queries, options or dpcap version) is refused, naming what differs.
+        queries, options or dpcap version) is refused, naming what differs. One sweep writes
+        a store at a time (its ``_lock`` file names the process, host, boot and container):
+        a store locked by a sweep that runs, or that this process cannot prove dead (one on
+        another host or in another container), is refused, naming the holder; the lock of a
+        killed sweep on this host is taken over, and its temporary files removed, with a
+        warning. A grid point found twice in the store is read once if its rows agree, with a
+        warning; rows that differ raise :class:`~dpcap.errors.ParameterError`.
+    break_lock : bool
+        Remove the lock of the store first, whoever holds it (with a warning): for the user
+        who knows that no sweep writes the store any more. A sweep whose lock was broken stops
+        before its next part (it would write points twice).
     executor : {"auto", "serial", "processes", "dask"}
         ``"serial"``: this process (batched). ``"processes"``: ``workers`` local processes.
         ``"dask"``: a ``LocalCluster`` of ``workers`` processes, or the cluster of
@@ -117,12 +134,22 @@ def sweep(
     scheduler : str or dask.distributed.Client, optional
         ``"tcp://host:port"`` of a running Dask scheduler, or a ``Client``.
     workers : int, optional
-        Local worker processes (default: the cores available).
+        Local worker processes (default: the cores available); at most :data:`MAX_WORKERS`
+        (256), or the number of cores if more.
     retries : int
-        Further attempts of a chunk whose evaluation raised (a worker that died); a chunk
-        that still fails gives rows with status ``failed`` and the error.
+        Further attempts of a chunk whose evaluation raised (a worker that died, a transient
+        ``MemoryError`` or ``OSError``); a chunk that still fails is tried point by point, and
+        a point that still fails gives rows with status ``failed`` and the error, which are
+        not stored (a resumed sweep tries it again). A point whose family or query raises a
+        deterministic error (``ValueError``, ``TypeError``, …) gives final ``failed`` rows.
     tol, unit, max_iter
         Passed to every query that takes them, unless its own parameters set them.
+    allow_modules : str, path or list of them, optional
+        The modules whose functions a string ``family`` may name (``"module:function"``): a
+        module name (``"mypackage.families"``, imported from ``sys.path`` as it is) or the
+        path of a ``.py`` file (``"families.py"``: the module ``families``, loaded from that
+        file alone). The function must be defined in that module (not imported into it).
+        :mod:`dpcap.mechanisms` needs no entry; a callable ``family`` needs none either.
 
     Returns
     -------
@@ -133,7 +160,11 @@ def sweep(
     ------
     ParameterError
         Before anything runs: an unknown family or query, a parameter the family or a query
-        does not take, a missing required parameter, an empty grid, a store of another spec.
+        does not take, a missing required parameter, an empty grid, a store of another spec,
+        a store locked by another sweep (without ``break_lock``), a family string naming a
+        module not in ``allow_modules``.
+    ProblemTooLargeError
+        A grid of more than :data:`MAX_POINTS` points, more than :data:`MAX_WORKERS` workers.
     SweepInterrupted
         On Ctrl-C; finished chunks are in the store.
 
@@ -143,7 +174,7 @@ def sweep(
         Once, counting the rows whose status is not ``converged`` (``max_iter``,
         ``inaccurate``, ``failed``, ``too_large``, …); each row keeps its own message.
     """
-    fn, ref = spec_.family(family)
+    fn, ref = spec_.family(family, allow_modules)
     if store is not None and "<" in ref:  # <lambda>, <locals>: no name tells two of them apart
         raise ParameterError(
             f"family {ref} has no name a store can record (a lambda or a local function): "
@@ -174,11 +205,15 @@ def sweep(
     }
     columns = _columns(points, plan)
     catalog = {name: catalogue.query(name) for name, _ in plan}
-    job = _sweep_run.Job(family if isinstance(family, str) else fn, plan, options, catalog)
+    job = _sweep_run.Job(fn, plan, options, catalog)  # a FamilyRef for an allowed module
 
     from dpcap.study._store import Store
 
-    box = Store(store, spec) if store is not None else None
+    if store is not None:
+        _safe_pyarrow()
+    if not isinstance(break_lock, bool):
+        raise ParameterError(f"break_lock must be True or False, got {check.show(break_lock)}")
+    box = Store(store, spec, break_lock=break_lock) if store is not None else None
     try:
         frames = _run(
             job, points, columns, box, kind, n_workers, scheduler, retries, size, progress
@@ -242,21 +277,25 @@ def _run(
 def load_sweep(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The table of the sweep stored at ``path``, as :func:`sweep` returned it.
 
-    A store of an unfinished sweep gives the rows of the points done so far.
+    A store of an unfinished sweep gives the rows of the points done so far. A grid point
+    stored twice (two sweeps writing at once, a part copied by hand) is read once if its rows
+    agree in every part (``seconds`` aside), with a :class:`UserWarning` naming the points;
+    rows that differ raise :class:`~dpcap.errors.ParameterError` naming the points and parts.
     """
     from dpcap.study._store import Store
 
+    _safe_pyarrow()
     box = Store(path)
     spec = box.spec
     plan = [(name, params) for name, params in spec["queries"]]
-    points = spec_.grid_from_plain(spec["grid"])
+    points = spec_.grid_from_plain(spec["grid"], f"store {os.fspath(path)!r}: {SPEC_FILE} grid")
     return _sorted(box.read(), _columns(points, plan))
 
 
 def _executor(executor: Any, scheduler: Any, workers: Any) -> tuple[str, int]:
     check.choice(executor, _sweep_run.EXECUTORS, "executor")
     if workers is not None:
-        workers = check.integer(workers, "workers", 1)
+        workers = spec_.workers(workers)
     if scheduler is not None and executor not in ("auto", "dask"):
         raise ParameterError(f"scheduler is for executor='dask', got executor={executor!r}")
     if executor == "auto":
@@ -265,6 +304,26 @@ def _executor(executor: Any, scheduler: Any, workers: Any) -> tuple[str, int]:
         else:
             executor = "processes" if (workers or 1) > 1 else "serial"
     return executor, _sweep_run.local_workers(workers) if executor != "serial" else 1
+
+
+#: The first pyarrow that reads Parquet safely: 14.0.0 and older run code from a crafted file
+#: (CVE-2023-47248).
+PYARROW_FLOOR = (14, 0, 1)
+
+
+def _safe_pyarrow() -> None:
+    """Refuse to read a store with a pyarrow older than :data:`PYARROW_FLOOR`."""
+    import pyarrow
+
+    version = str(getattr(pyarrow, "__version__", ""))
+    found = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", version)
+    numbers = tuple(int(n or 0) for n in found.groups()) if found else (0, 0, 0)
+    if numbers < PYARROW_FLOOR:
+        raise DpcapError(
+            f"pyarrow {version or '(unknown version)'} can run code from a crafted Parquet file "
+            "(CVE-2023-47248); dpcap reads stores with pyarrow 14.0.1 or later: "
+            "pip install 'pyarrow>=14.0.1'"
+        )
 
 
 def _chunk_size(chunk_size: Any, points: int, workers: int) -> int:

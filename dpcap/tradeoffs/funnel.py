@@ -45,6 +45,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from typing import Any
@@ -93,9 +94,48 @@ def _method(problem: Problem, method: Any) -> str:
     return str(method)
 
 
-def _finish(raw: Raw, kind: Kind, tol: float, unit: str, *, warn_open: bool) -> FunnelResult:
-    """The point's result: its bracket concluded by :func:`dpcap._core.certify.conclude` (in
-    nats)."""
+def _exact_zeros(problem: Problem, raw: Raw, kind: Kind) -> Raw:
+    """``raw`` with the informations that are exactly 0 set to 0.0, and its bracket with them.
+
+    Two cases are zero by the mathematics, not by the floating-point evaluation (which leaves
+    residues of 1e-16, from laws whose float sums are not exactly 1):
+
+    * the release is independent of X (every row of the mechanism on the support of P_X is the
+      same vector, e.g. the constant release at R = 0): ``I(X;Y) = 0`` and, by data processing
+      along ``S − X − Y``, ``I(S;Y) = 0``;
+    * S is independent of X (every column of ``T = P_{S|X}`` is the same): ``I(S;Y) ≤ I(S;X)
+      = 0`` for every mechanism, so ``PF(R) = IB(R) = 0`` at every R.
+
+    The achieved end (PF's upper, IB's lower) is then 0.0. PF's lower end is 0.0 too when the
+    mechanism still meets ``I(X;Y) ≥ R`` (``PF(R) ∈ [0, 0]``); IB's upper end is 0.0 when S is
+    independent of X (``IB(R) ≤ I(S;X) = 0``) and at most R otherwise (``IB(R) ≤ R``, which a
+    residue of the achieved end had lifted it above at R = 0).
+    """
+    rows = raw.mechanism[problem.xs]
+    independent_release = bool(np.all(rows == rows[:1]))
+    independent_private = bool(np.all(problem.T[:, :1] == problem.T))
+    if not (independent_release or independent_private):
+        return raw
+    utility = 0.0 if independent_release else raw.utility
+    lower, upper = raw.lower, raw.upper
+    if kind == "pf":
+        upper = 0.0
+        if utility >= raw.R:  # the mechanism is feasible: PF(R) = 0
+            lower = 0.0
+        else:  # a constant release read as meeting a tiny R: keep the evaluated values
+            return raw
+    else:
+        lower = 0.0
+        upper = 0.0 if independent_private else min(upper, raw.R)  # IB(R) ≤ R as well
+    return dataclasses.replace(raw, utility=utility, leakage=0.0, lower=lower, upper=upper)
+
+
+def _finish(
+    problem: Problem, raw: Raw, kind: Kind, tol: float, unit: str, *, warn_open: bool
+) -> FunnelResult:
+    """The point's result: its exact zeros (:func:`_exact_zeros`), and its bracket concluded
+    by :func:`dpcap._core.certify.conclude` (in nats)."""
+    raw = _exact_zeros(problem, raw, kind)
     status, message = _certify.conclude(
         raw.upper - raw.lower,
         tol,
@@ -164,7 +204,7 @@ def _single(
     raw, _ = solve_point(
         problem, level, kind, method=how, tol=tolerance, max_iter=budget, rng=rng, start=None
     )
-    return _finish(raw, kind, tolerance, unit, warn_open=True)
+    return _finish(problem, raw, kind, tolerance, unit, warn_open=True)
 
 
 def _curve(
@@ -192,8 +232,8 @@ def _curve(
         start = support if support is not None else start
         raws.append(raw)
     raws = monotone(raws, kind)
-    points = tuple(_finish(raw, kind, tolerance, unit, warn_open=False) for raw in raws)
-    largest = max(raw.upper - raw.lower for raw in raws)
+    points = tuple(_finish(problem, raw, kind, tolerance, unit, warn_open=False) for raw in raws)
+    largest = max(point.upper - point.lower for point in points) * divisor
     status, message = _certify.conclude_many(
         [point.status for point in points],
         tolerance,
