@@ -43,7 +43,7 @@ IntArray: TypeAlias = NDArray[np.int64]
 class _Stochastic:
     """What channels and mechanisms share: an immutable row-stochastic matrix and a relation."""
 
-    __slots__ = ("_log", "_matrix", "_neighbors")
+    __slots__ = ("_log", "_matrix", "_neighbors", "_renormalized")
     _matrix: NDArray[np.float64]
     _log: NDArray[np.float64] | None
     _neighbors: Neighbors
@@ -55,6 +55,11 @@ class _Stochastic:
     def matrix(self) -> NDArray[np.float64]:
         """The row-stochastic matrix, rows are inputs (read-only)."""
         return self._matrix
+
+    @property
+    def renormalized(self) -> float:
+        """The largest ``|row sum − 1|`` that ``normalize=`` renormalised (0.0 without it)."""
+        return float(getattr(self, "_renormalized", 0.0))
 
     @property
     def log_matrix(self) -> NDArray[np.float64] | None:
@@ -131,6 +136,12 @@ class _Stochastic:
         return self.matrix if dtype is None else self.matrix.astype(dtype)
 
 
+def _checked(W: Any, log_matrix: Any, normalize: Any) -> tuple[NDArray[np.float64], float]:
+    if normalize is not None and log_matrix is not None:  # the given logs' rows sum to 1
+        raise ChannelError("normalize cannot be combined with log_matrix")
+    return check.normalized_matrix(W, normalize)
+
+
 class Channel(_Stochastic):
     """A finite channel ``W[x, y] = P(Y=y | X=x)``, validated and immutable.
 
@@ -146,6 +157,9 @@ class Channel(_Stochastic):
     log_matrix : array_like, keyword-only, optional
         ``log W`` without underflow (:attr:`log_matrix`; default: ``W``'s if it is a channel):
         within :data:`LOG_ATOL` of ``log W`` where ``W ≥ TINY``, at most ``log TINY`` below.
+    normalize : float, keyword-only, optional
+        Accept rows that sum to 1 within this tolerance (at most ``1e-3``; default ``1e-9``)
+        and renormalise them (rounded entries); the largest deviation is :attr:`renormalized`.
 
     Raises
     ------
@@ -167,8 +181,17 @@ class Channel(_Stochastic):
 
     __slots__ = ()
 
-    def __init__(self, W: Any, /, *, neighbors: Neighbors = "all", log_matrix: Any = None) -> None:
-        matrix = check.stochastic_matrix(W, "W")
+    def __init__(
+        self,
+        W: Any,
+        /,
+        *,
+        neighbors: Neighbors = "all",
+        log_matrix: Any = None,
+        normalize: float | None = None,
+    ) -> None:
+        matrix, deviation = _checked(W, log_matrix, normalize)
+        object.__setattr__(self, "_renormalized", deviation)
         if log_matrix is None and isinstance(W, _Stochastic):
             log_matrix = W.log_matrix
         object.__setattr__(self, "_matrix", matrix)
@@ -218,8 +241,8 @@ class Mechanism(_Stochastic):
     neighbors : str, array_like or callable, keyword-only
         The neighbour relation between databases that the DP metrics use by default
         (:attr:`neighbors`). Default ``"hamming"``: databases that differ in one entry.
-    log_matrix : array_like, keyword-only, optional
-        ``log W`` computed without underflow, as for :class:`Channel`.
+    log_matrix, normalize : keyword-only, optional
+        ``log W`` computed without underflow, and a row-sum tolerance, as for :class:`Channel`.
 
     Raises
     ------
@@ -253,8 +276,10 @@ class Mechanism(_Stochastic):
         *,
         neighbors: Neighbors = "hamming",
         log_matrix: Any = None,
+        normalize: float | None = None,
     ) -> None:
-        matrix = check.stochastic_matrix(W, "W")
+        matrix, deviation = _checked(W, log_matrix, normalize)
+        object.__setattr__(self, "_renormalized", deviation)
         dims = check.domain_shape(shape)
         rows = math.prod(dims)
         if rows != matrix.shape[0]:

@@ -136,3 +136,79 @@ def test_calibrate_at_a_subnormal_tolerance_does_not_overflow() -> None:
             tol=1e-320,
         )  # fmt: skip
     assert r.value == pytest.approx(truth, rel=1e-12)
+
+
+# --- item 19: real files are messy ------------------------------------------------------------
+
+ROUNDED = [[0.3333333, 0.6666667], [0.1428571, 0.8571428]]  # 7 decimals: row 1 sums to 1 − 1e-7
+
+
+def test_rounded_rows_are_refused_with_a_hint_and_renormalised_on_request() -> None:
+    with pytest.raises(ChannelError, match=r"row 1 sums to 0.99999989.*normalize="):
+        dpcap.capacity(ROUNDED)
+    ch = dpcap.Channel(ROUNDED, normalize=1e-6)
+    assert ch.renormalized == pytest.approx(1e-7, rel=1e-6)
+    assert np.allclose(ch.matrix.sum(axis=1), 1.0, atol=1e-15)
+    exact = np.array(ROUNDED) / np.array(ROUNDED).sum(axis=1, keepdims=True)
+    res = dpcap.capacity(ch)
+    assert res.lower <= dpcap.capacity(exact).upper
+    assert dpcap.capacity(exact).lower <= res.upper
+    M = dpcap.Mechanism(ROUNDED, (2,), normalize=1e-6)
+    assert M.renormalized == ch.renormalized
+    with pytest.raises(ChannelError, match=r"within 1e-08"):
+        dpcap.Channel(ROUNDED, normalize=1e-8)
+    for bad in (1e-2, -1.0, True, "1e-6"):
+        with pytest.raises(ParameterError, match=r"normalize must be a tolerance in \[1e-09"):
+            dpcap.Channel(ROUNDED, normalize=bad)  # type: ignore[arg-type]
+
+
+def test_the_command_line_renormalises_on_request_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "rounded.csv"
+    np.savetxt(path, ROUNDED, delimiter=",", fmt="%.7f")
+    assert cli.main(["capacity", str(path)]) == 2
+    assert "normalize" in capsys.readouterr().err
+    for command in ("capacity", "audit", "delta", "renyi", "dp_epsilon"):
+        assert cli.main([command, str(path), "--normalize", "1e-6"]) == 0, command
+        err = capsys.readouterr().err
+        assert "dpcap: note:" in err
+        assert "rows renormalised (largest |row sum - 1| = 1e-07" in err
+
+
+def test_a_sweep_with_failed_rows_exits_1_and_stores_no_internal_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tmp_path / "families_19.py"
+    module.write_text(
+        "from dpcap.mechanisms import randomized_response\n"
+        "def family(k):\n"
+        "    if k == 3:\n"
+        "        raise ValueError('no such mechanism')\n"
+        "    return randomized_response(k, 1.0)\n"
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text('family = "families_19:family"\nqueries = ["dp_epsilon"]\n[grid]\nk = [2, 3]\n')
+    store = tmp_path / "store"
+    argv = ["sweep", str(spec), "--store", str(store), "--allow-module", str(module)]
+    assert cli.main([*argv, "--no-progress", "--executor", "serial"]) == 1
+    capsys.readouterr()
+    stored = pd.read_parquet(store)
+    assert not [c for c in stored.columns if c.startswith("_")]
+    assert sorted(stored["status"]) == ["converged", "failed"]
+
+
+def test_a_missing_module_is_not_blamed_on_dask(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The family's module imports a module that is not installed: the error names it, and
+    Dask only when Dask is what is missing (it blamed Dask even with --executor serial)."""
+    module = tmp_path / "needs_missing.py"
+    module.write_text("import no_such_module_dpcap\n\ndef family(k):\n    return k\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('family = "needs_missing:family"\nqueries = ["capacity"]\n[grid]\nk = [2]\n')
+    argv = ["sweep", str(spec), "--allow-module", str(module), "--executor", "serial"]
+    assert cli.main([*argv, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "no_such_module_dpcap" in err
+    assert "dask" not in err.lower()

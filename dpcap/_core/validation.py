@@ -145,11 +145,12 @@ def _as_float_array(value: Any, name: str, error: type[ValueError]) -> FloatArra
     return arr
 
 
-def stochastic_matrix(value: Any, name: str = "W") -> FloatArray:
+def stochastic_matrix(value: Any, name: str = "W", atol: float = SUM_ATOL) -> FloatArray:
     """Validate a row-stochastic matrix ``W[x, y] = P(Y=y | X=x)`` and renormalise its rows.
 
-    Rows must sum to 1 within :data:`SUM_ATOL`; they are then divided by their sums so that
-    downstream code sees exact distributions. The result is a fresh, read-only array.
+    Rows must sum to 1 within ``atol`` (:data:`SUM_ATOL` unless a caller was asked for more,
+    see :func:`normalize_tolerance`); they are then divided by their sums so that downstream code
+    sees exact distributions. The result is a fresh, read-only array.
     """
     if hasattr(value, "matrix") and not isinstance(value, np.ndarray):
         value = value.matrix
@@ -162,16 +163,59 @@ def stochastic_matrix(value: Any, name: str = "W") -> FloatArray:
         raise ChannelError(f"{name} must have at least one row and one column, got {arr.shape}")
     arr = _as_float_array(arr, name, ChannelError)
     sums = arr.sum(axis=1)
-    bad = np.abs(sums - 1.0) > SUM_ATOL
+    bad = np.abs(sums - 1.0) > atol
     if bad.any():
         row = int(np.argmax(bad))
+        hint = (
+            "; rounded rows: normalize= (--normalize on the command line)"
+            if atol == SUM_ATOL
+            else ""
+        )
         raise ChannelError(
             f"{name} is not row-stochastic: row {row} sums to {float(sums[row])!r} "
-            f"(each row must sum to 1 within {SUM_ATOL:g})"
+            f"(each row must sum to 1 within {atol:g}){hint}"
         )
     arr /= sums[:, None]
     arr.setflags(write=False)
     return arr
+
+
+#: Largest ``normalize=`` tolerance: rows further than this from 1 are not rounding.
+MAX_NORMALIZE = 1e-3
+
+
+def normalize_tolerance(value: Any) -> float:
+    """The row-sum tolerance of ``normalize=``: ``None``/``False`` (the default
+    :data:`SUM_ATOL`) or a number in ``[SUM_ATOL, MAX_NORMALIZE]``: rows rounded to a few
+    digits (a CSV with 7 decimals) sum to 1 within it and are renormalised exactly."""
+    if value is None or value is False:
+        return SUM_ATOL
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ParameterError(
+            f"normalize must be a tolerance in [{SUM_ATOL:g}, {MAX_NORMALIZE:g}] (or None), "
+            f"got {show(value)}"
+        )
+    tol = float(value)
+    if not SUM_ATOL <= tol <= MAX_NORMALIZE:
+        raise ParameterError(
+            f"normalize must be a tolerance in [{SUM_ATOL:g}, {MAX_NORMALIZE:g}] (or None), "
+            f"got {value!r}"
+        )
+    return tol
+
+
+def normalized_matrix(value: Any, normalize: Any, name: str = "W") -> tuple[FloatArray, float]:
+    """:func:`stochastic_matrix` with rows accepted within ``normalize``
+    (:func:`normalize_tolerance`), and the largest ``|row sum − 1|`` found when ``normalize`` was
+    given (0.0 otherwise)."""
+    tol = normalize_tolerance(normalize)
+    if tol == SUM_ATOL:
+        return stochastic_matrix(value, name), 0.0
+    if hasattr(value, "matrix") and not isinstance(value, np.ndarray):
+        value = value.matrix
+    given = real_array(value, name, ChannelError)
+    deviation = float(np.max(np.abs(given.sum(axis=1) - 1.0))) if given.ndim == 2 else 0.0
+    return stochastic_matrix(given, name, tol), deviation
 
 
 def stochastic_stack(value: Any, name: str = "Ws") -> FloatArray:

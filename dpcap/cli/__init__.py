@@ -90,6 +90,7 @@ from dpcap.channel import Mechanism, as_mechanism
 from dpcap.cli import _catalogue as _cli_catalogue
 from dpcap.cli import _io as io
 from dpcap.cli import _queries as _cli_queries
+from dpcap.cli import _read as read
 from dpcap.cli import _sweep as _cli_sweep
 from dpcap.cli import _tradeoffs as _cli_tradeoffs
 from dpcap.errors import ConvergenceWarning, DpcapError, StoreWarning
@@ -102,6 +103,9 @@ from dpcap.shannon.shannon_capacity import capacity
 __all__ = ["audit", "demo_mechanism", "format_audit", "main"]
 
 DEFAULT_EPS = io.DEFAULT_EPS
+
+#: Warnings of dpcap's own that the command prints on stderr (once each).
+ECHOED = (ConvergenceWarning, StoreWarning)
 
 
 def audit(
@@ -206,7 +210,7 @@ def demo_mechanism(n: int = 8, eps: float = 1.0) -> Mechanism:
 
 
 def _run_audit(args: argparse.Namespace) -> str:
-    data = io.read_input(args.file)
+    data = read.read_channel(args.file, args.normalize)
     mech = io.mechanism(data, args)
     return _report(args, mech, f"dpcap audit: {data.label}", data.label)
 
@@ -285,6 +289,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     cmd.add_argument("--neighbors", choices=NEIGHBOR_NAMES, help=_cli_queries.NEIGHBORS_HELP)
     _eps_grid(cmd)
+    io.add_normalize(cmd)
     io.add_output(cmd, plot="the delta(eps) curve")
     cmd.set_defaults(run=_run_audit)
 
@@ -336,13 +341,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "plot", None) is not None:
             io.check_plot(args.plot)
         with warnings.catch_warnings(record=True) as caught:
-            for category in (ConvergenceWarning, StoreWarning):  # dpcap's own: echoed once
+            for category in (*ECHOED, read.InputNote):  # dpcap's own: echoed once
                 warnings.simplefilter("always", category)
             out = args.run(args)
-        ours = (w for w in caught if issubclass(w.category, (ConvergenceWarning, StoreWarning)))
+        for w in caught:
+            if issubclass(w.category, read.InputNote):
+                print(f"dpcap: note: {w.message}", file=sys.stderr)
+        ours = (w for w in caught if issubclass(w.category, ECHOED))
         for message in dict.fromkeys(str(w.message) for w in ours):
             print(f"dpcap: warning: {message}", file=sys.stderr)
-    except io.UsageError as exc:
+    except read.UsageError as exc:
         return _fail(str(exc))
     except (DpcapError, ValueError, OSError, MemoryError) as exc:
         return _fail(io.blame(exc, args, _source(args)))

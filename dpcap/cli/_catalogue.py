@@ -1,6 +1,6 @@
 """One subcommand per catalogued query, generated from :data:`dpcap.study.catalogue.QUERIES`.
 
-``dpcap NAME FILE [options]`` reads the file (:func:`dpcap.cli._io.read_input`), builds the
+``dpcap NAME FILE [options]`` reads the file (:func:`dpcap.cli._read.read_input`), builds the
 query's instance from it, calls the query with the options (named as the library's arguments:
 ``--alpha``, ``--eps``, ``--prior``, ``--max-iter``, ...) and prints the result: a table with
 its unit, bracket, status and attaining object, or JSON with ``--json``. Nothing here is
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from dpcap.cli import _io as io
+from dpcap.cli import _read as read
 from dpcap.neighbors import NEIGHBOR_NAMES
 from dpcap.study.catalogue import QUERIES, Query
 
@@ -104,6 +105,8 @@ def _add(sub: Any, spec: Query) -> None:
             del option["metavar"]
         option["required"] = name in spec.required and name != "prior"
         cmd.add_argument(f"--{name.replace('_', '-')}", **option)
+    if set(spec.inputs) & {"M", "W"}:
+        io.add_normalize(cmd)
     io.add_output(cmd)
     cmd.set_defaults(run=functools.partial(run, spec))
 
@@ -139,7 +142,9 @@ def _epilog(spec: Query) -> str:
 
 def run(spec: Query, args: argparse.Namespace) -> str:
     """``dpcap NAME``: the text or JSON to print."""
-    data = io.read_input(args.file)
+    channel = set(spec.inputs) & {"M", "W"}
+    normalize = getattr(args, "normalize", None)
+    data = read.read_channel(args.file, normalize) if channel else read.read_input(args.file)
     instance = _instance(spec, data, args)
     params = _params(spec, data, args)
     result = spec.call(instance, params)
@@ -160,7 +165,7 @@ def run(spec: Query, args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def _instance(spec: Query, data: io.Data, args: argparse.Namespace) -> Any:
+def _instance(spec: Query, data: read.Data, args: argparse.Namespace) -> Any:
     if spec.inputs == MECHANISM:
         return io.mechanism(data, args)
     if len(spec.inputs) == 1 and spec.inputs[0] not in PROBLEM:  # a channel matrix
@@ -176,32 +181,32 @@ def _instance(spec: Query, data: io.Data, args: argparse.Namespace) -> Any:
     return values if len(values) > 1 else values[spec.inputs[0]]
 
 
-def _prior(data: io.Data, args: argparse.Namespace) -> Any:
+def _prior(data: read.Data, args: argparse.Namespace) -> Any:
     text = getattr(args, "prior", None)
     rows = data.matrix.shape[0]
     if text is not None:
-        return io.read_prior(text, rows)
+        return read.read_prior(text, rows)
     if data.prior is not None:
         return data.prior
     return np.full(rows, 1.0 / rows)
 
 
-def _params(spec: Query, data: io.Data, args: argparse.Namespace) -> dict[str, Any]:
+def _params(spec: Query, data: read.Data, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in spec.parameters:
         value = getattr(args, name, None)
         kind = spec.kind(name)
         if name == "prior" and value is None and name in spec.required:
             if data.prior is None:
-                raise io.UsageError(
+                raise read.UsageError(
                     f"{spec.name} is asked at a prior: give --prior P1,P2,.. (or a file), or a "
                     f'"prior" key in the JSON input {data.path}'
                 )
             value = data.prior
         elif name == "prior" and value is not None:
-            value = io.read_prior(value, data.matrix.shape[0])
+            value = read.read_prior(value, data.matrix.shape[0])
         elif kind == "matrix" and value is not None:
-            value = io.read_input(value).matrix
+            value = read.read_input(value).matrix
         if name == "group" and value is not None:
             value = int(value[0]) if len(value) == 1 else tuple(int(v) for v in value)
         if value is not None:

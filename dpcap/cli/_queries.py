@@ -1,7 +1,7 @@
 """``dpcap renyi`` and ``delta``: profiles of one channel or mechanism over a grid of orders
 or levels (the point queries are generated from the catalogue: :mod:`dpcap.cli._catalogue`).
 
-Each command reads its file (:func:`dpcap.cli._io.read_input`), calls the library function of
+Each command reads its file (:func:`dpcap.cli._read.read_input`), calls the library function of
 the same name and renders its result: a table with units, or the result's ``to_dict()`` as
 JSON. The option names are the library's argument names.
 """
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from dpcap.cli import _io as io
+from dpcap.cli import _read as read
 from dpcap.errors import DpcapError
 from dpcap.neighbors import NEIGHBOR_NAMES, describe
 from dpcap.privacy import dp_delta_curve, dp_epsilon, renyi_dp, tv_dp
@@ -58,6 +59,7 @@ def add_parsers(sub: Any) -> None:
     cmd.add_argument("--shape", type=io.integers(1), metavar="M1,M2,..", help=SHAPE_HELP)
     cmd.add_argument("--neighbors", choices=NEIGHBOR_NAMES, help=NEIGHBORS_HELP)
     io.add_solve_options(cmd, tol="default 1e-9, per order")
+    io.add_normalize(cmd)
     io.add_output(cmd, plot="C_alpha over alpha", note="without --alpha, 50 orders from 0.05 to 50")
     cmd.set_defaults(run=run_renyi)
 
@@ -81,6 +83,7 @@ def add_parsers(sub: Any) -> None:
     cmd.add_argument("--shape", type=io.integers(1), metavar="M1,M2,..", help=SHAPE_HELP)
     cmd.add_argument("--neighbors", choices=NEIGHBOR_NAMES, help=NEIGHBORS_HELP)
     cmd.add_argument("--logy", action="store_true", help="logarithmic delta axis in --plot")
+    io.add_normalize(cmd)
     io.add_output(cmd, plot="the delta(eps) curves", note="without --eps, 101 levels")
     cmd.set_defaults(run=run_delta)
 
@@ -90,7 +93,7 @@ def add_parsers(sub: Any) -> None:
 
 def run_renyi(args: argparse.Namespace) -> str:
     """``dpcap renyi``: the text or JSON to print; writes ``--plot``."""
-    data = io.read_input(args.file)
+    data = read.read_channel(args.file, args.normalize)
     mech = io.mechanism(data, args)
     options = io.given(args, "tol", "max_iter", "unit")
     orders = list(args.alpha or DEFAULT_ALPHAS)
@@ -153,14 +156,14 @@ def run_delta(args: argparse.Namespace) -> str:
     levels = list(args.eps or io.DEFAULT_EPS)
     found = []
     for path in args.files:
-        data = io.read_input(path)
+        data = read.read_channel(path, args.normalize)
         try:
             mech = io.mechanism(data, args)
             found.append((data, mech, dp_epsilon(mech), tv_dp(mech)))
-        except io.UsageError:
+        except read.UsageError:
             raise
         except (ValueError, DpcapError) as exc:  # name the file among several
-            raise io.UsageError(io.blame(exc, args, str(path))) from exc
+            raise read.UsageError(io.blame(exc, args, str(path))) from exc
     curves = [dp_delta_curve(mech, levels) for _, mech, _, _ in found]
     labels = _labels([data for data, _, _, _ in found])
     if args.plot is not None:
@@ -212,7 +215,7 @@ def plot_levels(pure: list[float], count: int = 101) -> list[float]:
     return [float(e) for e in np.linspace(0.0, top, count)]
 
 
-def _labels(found: list[io.Data]) -> list[str]:
+def _labels(found: list[read.Data]) -> list[str]:
     labels = [data.label for data in found]
     if len(set(labels)) < len(labels):  # the same name twice: use the paths
         labels = [str(data.path) for data in found]

@@ -294,7 +294,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "sweep",
         help="evaluate queries over a grid of mechanisms described in a TOML file",
         description="Evaluate queries at every point of a parameter grid (dpcap.sweep). With "
-        "--store, finished chunks are kept on disk and the same command resumes.",
+        "--store, finished chunks are kept on disk and the same command resumes. Exit status: "
+        "0, 1 when a row failed or was too large (the table is written all the same), 2 for "
+        "a bad spec, 130 after Ctrl-C.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -324,8 +326,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return cmd
 
 
+#: Row statuses that make ``dpcap sweep`` exit with status 1 (the table is still written).
+FAILED_STATUSES = ("failed", "too_large")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``dpcap sweep``; return the exit status (130 after Ctrl-C)."""
+    """Run ``dpcap sweep``; return the exit status: 0, 1 when a row failed or was too large
+    (the table and the store are still written), 130 after Ctrl-C."""
     spec = load_spec(args.spec)
     try:
         from dpcap.study.sweeps import load_sweep, sweep
@@ -353,17 +360,19 @@ def run(args: argparse.Namespace) -> int:
         print(_interrupted(args, exc), file=sys.stderr)
         return 130
     except ImportError as exc:
-        raise DpcapError(
-            f"{exc}; the dask executor needs the distributed extra "
-            "(pip install 'dpcap[distributed]')"
-        ) from exc
+        if (exc.name or "").split(".")[0] in ("dask", "distributed"):
+            raise DpcapError(
+                f"{exc}; the dask executor needs the distributed extra "
+                "(pip install 'dpcap[distributed]')"
+            ) from exc
+        raise DpcapError(f"a module is missing: {exc}") from exc
     seconds = time.perf_counter() - start
     if args.csv is not None:
         table.to_csv(args.csv, index=False)
     if args.store is None and args.csv is None:
         print(_head(table))
     print(summary(table, spec.family, before, seconds, args.store, args.csv))
-    return 0
+    return 1 if table["status"].isin(FAILED_STATUSES).any() else 0
 
 
 def _allowed(modules: list[str] | None) -> list[str]:

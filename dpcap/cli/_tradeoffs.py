@@ -18,6 +18,7 @@ import numpy as np
 
 from dpcap._core import validation as check
 from dpcap.cli import _io as io
+from dpcap.cli import _read as read
 from dpcap.measures import entropy, mutual_information
 from dpcap.neighbors import NEIGHBOR_NAMES
 from dpcap.result import CurveResult, FunnelCurve, curve_arrays
@@ -152,7 +153,7 @@ def add_parsers(sub: Any) -> None:
 
 def run_rd(args: argparse.Namespace) -> str:
     """``dpcap rd``: the text or JSON to print; writes ``--plot``."""
-    data = io.read_input(args.file)
+    data = read.read_input(args.file)
     prior = _prior(data, args)
     options = io.given(args, "tol", "max_iter", "unit")
     if args.D is None:
@@ -190,7 +191,7 @@ def run_rd(args: argparse.Namespace) -> str:
 
 def run_pd(args: argparse.Namespace) -> str:
     """``dpcap pd``: the text or JSON to print; writes ``--plot``."""
-    data = io.read_input(args.file)
+    data = read.read_input(args.file)
     shape = args.shape or data.shape
     neighbors = args.neighbors if args.neighbors is not None else data.neighbors
     prior = _prior(data, args)
@@ -227,10 +228,10 @@ def run_pd(args: argparse.Namespace) -> str:
 def run_funnel(args: argparse.Namespace) -> str:
     """``dpcap funnel``: the text or JSON to print; writes ``--plot``."""
     if args.plot is not None and args.problem != "both":
-        raise io.UsageError(
+        raise read.UsageError(
             f"--plot {args.plot}: the region needs both curves; drop --problem {args.problem}"
         )
-    data = io.read_input(args.file)
+    data = read.read_input(args.file)
     joint = _joint(data, args)
     options = io.given(args, "method", "tol", "max_iter", "unit", "seed")
     kinds = ["pf", "ib"] if args.problem == "both" else [args.problem]
@@ -280,38 +281,38 @@ def run_funnel(args: argparse.Namespace) -> str:
 # --- shared -------------------------------------------------------------------------------
 
 
-def _prior(data: io.Data, args: argparse.Namespace) -> Any:
+def _prior(data: read.Data, args: argparse.Namespace) -> Any:
     """``--prior``, else the file's ``prior``, else uniform over the rows."""
     rows = data.matrix.shape[0] if data.matrix.ndim == 2 else 0
     if args.prior is not None:
-        return io.read_prior(args.prior, rows)
+        return read.read_prior(args.prior, rows)
     if data.prior is not None:
         if data.prior.shape != (rows,):
-            raise io.UsageError(
+            raise read.UsageError(
                 f'{data.path}: "prior" must have {rows} entries (one per row), got shape '
                 f"{data.prior.shape}"
             )
         return check.distribution(data.prior, f'{data.path}: "prior"')
     if rows == 0:
-        raise io.UsageError(
+        raise read.UsageError(
             f"{data.path}: expected a 2-D matrix d[x, y], got an array of shape {data.matrix.shape}"
         )
     return np.full(rows, 1.0 / rows)
 
 
-def _joint(data: io.Data, args: argparse.Namespace) -> Any:
+def _joint(data: read.Data, args: argparse.Namespace) -> Any:
     """The joint law P(S, X): the file's, or ``prior[s] * channel[s, x]`` with a prior."""
     if args.prior is None and data.prior is None:
         matrix = check.real_array(data.matrix, str(data.path))
         total = float(matrix.sum()) if matrix.size else 0.0
         if matrix.ndim == 2 and abs(total - 1.0) > check.SUM_ATOL:
-            raise io.UsageError(
+            raise read.UsageError(
                 f"{data.path}: the entries sum to {total:.12g}, not 1: a joint law P(S, X) is "
                 "expected (for a channel P(X | S), give --prior)"
             )
         return data.matrix
     if data.key == "joint":
-        raise io.UsageError(
+        raise read.UsageError(
             f'{data.path}: "joint" is a joint law, which takes no prior; use "matrix" for the '
             "channel P(X | S)"
         )

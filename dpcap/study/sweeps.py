@@ -385,10 +385,12 @@ def _dtype(values: list[Any]) -> str:
 def _frame(
     rows: list[dict[str, Any]], params: dict[int, dict[str, Any]], columns: dict[str, str]
 ) -> pd.DataFrame:
-    """One chunk's rows as a DataFrame with every column, in order, plus the sort keys."""
+    """One chunk's rows as a DataFrame with every column, in order. The rows of a point are
+    together and in the order of the spec's queries (as :func:`_evaluate.evaluate` makes
+    them), so a stable sort by point orders a table: no sort key is stored in the parts."""
     import pandas as pd
 
-    types = columns | {"_q": "int64", "_k": "int64"}
+    types = columns
     data: dict[str, list[Any]] = {name: [] for name in types}
     grid = set(next(iter(params.values()), {}))
     for row in rows:
@@ -419,11 +421,15 @@ def _concat(frames: list[pd.DataFrame], columns: dict[str, str]) -> pd.DataFrame
 
 
 def _sorted(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
-    """Rows ordered by grid point, then query and element; the sort keys dropped."""
+    """Rows ordered by grid point (stable: a point's rows keep their query order); the sort
+    keys that stores of dpcap 0.1 kept in their parts (``_q``, ``_k``) are used, then dropped."""
     if frame.empty:
-        return _frame([], {}, columns).drop(columns=["_q", "_k"])
-    frame = frame.sort_values(["point", "_q", "_k"], kind="stable").reset_index(drop=True)
-    frame = frame.drop(columns=["_q", "_k"])
+        return _frame([], {}, columns)
+    keys = [k for k in ("_q", "_k") if k in frame.columns]
+    if keys and not frame[keys].isna().to_numpy().any():
+        frame = frame.sort_values(["point", *keys], kind="stable")
+    frame = frame.sort_values("point", kind="stable").reset_index(drop=True)
+    frame = frame.drop(columns=keys)
     for name, dtype in columns.items():
         if frame[name].dtype != dtype:
             frame[name] = frame[name].astype(np.dtype(dtype))
