@@ -17,12 +17,13 @@ module publishes each wing's public names, and ``__all__`` is the union of the w
 * model: :mod:`dpcap.channel`, :mod:`dpcap.mechanisms`, :mod:`dpcap.product_channel`;
 * families: :mod:`dpcap.shannon`, :mod:`dpcap.mi_dp`, :mod:`dpcap.renyi`, :mod:`dpcap.privacy`,
   :mod:`dpcap.metric_privacy`, :mod:`dpcap.qif`, :mod:`dpcap.gain_capacity`,
-  :mod:`dpcap.measures`, :mod:`dpcap.bounds`, :mod:`dpcap.tradeoffs`;
+  :mod:`dpcap.measures`, :mod:`dpcap.bounds`, :mod:`dpcap.tradeoffs`, :mod:`dpcap.accounting`;
 * faces: :mod:`dpcap.study` (sweeps, calibration, the query catalogue), :mod:`dpcap.plots`,
   :mod:`dpcap.cli`.
 """
 
 from dpcap import (
+    accounting,
     bounds,
     channel,
     errors,
@@ -41,6 +42,7 @@ from dpcap import (
     tradeoffs,
 )
 from dpcap._core.version import VERSION
+from dpcap.accounting import *  # noqa: F403
 from dpcap.channel import *  # noqa: F403
 from dpcap.errors import *  # noqa: F403
 from dpcap.gain_capacity import *  # noqa: F403
@@ -73,3 +75,4 @@ __all__ += gain_capacity.__all__
 __all__ += measures.__all__
 __all__ += tradeoffs.__all__
 __all__ += study.__all__
+__all__ += accounting.__all__

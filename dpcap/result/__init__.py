@@ -21,6 +21,13 @@ import numpy as np  # noqa: F401
 from numpy.typing import NDArray  # noqa: F401
 
 from dpcap.errors import Status  # noqa: F401
+from dpcap.result._accounting import (
+    CompositionCurve,
+    CompositionResult,
+    PairLoss,
+    PrivacyLoss,
+    TradeoffCurve,
+)
 from dpcap.result._base import ResultBase as ResultBase
 from dpcap.result._base import SequenceBase as SequenceBase
 from dpcap.result._calibration import CalibrationResult
@@ -45,6 +52,8 @@ __all__ = [
     "CalibrationResult",
     "CapacitiesResult",
     "CapacityResult",
+    "CompositionCurve",
+    "CompositionResult",
     "CorrelatedLeakageResult",
     "CostCapacityResult",
     "CurveResult",
@@ -53,8 +62,11 @@ __all__ = [
     "FunnelResult",
     "GainCapacityResult",
     "MIDPResult",
+    "PairLoss",
+    "PrivacyLoss",
     "RenyiProfile",
     "StructuredCapacityResult",
+    "TradeoffCurve",
 ]
 
 for _cls in (
@@ -63,6 +75,8 @@ for _cls in (
     CalibrationResult,
     CapacitiesResult,
     CapacityResult,
+    CompositionCurve,
+    CompositionResult,
     CorrelatedLeakageResult,
     CostCapacityResult,
     CurveResult,
@@ -71,8 +85,11 @@ for _cls in (
     FunnelResult,
     GainCapacityResult,
     MIDPResult,
+    PairLoss,
+    PrivacyLoss,
     RenyiProfile,
     StructuredCapacityResult,
+    TradeoffCurve,
 ):
     _cls.__module__ = __name__
 del _cls
