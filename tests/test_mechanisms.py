@@ -73,6 +73,8 @@ def check_stochastic(W: np.ndarray, shape: tuple[int, int]) -> None:
 
 def test_all_exports_are_constructors() -> None:
     expected = {
+        "basic_rappor",
+        "binary_local_hashing",
         "binary_symmetric",
         "bounded_sum",
         "counting_query",
@@ -81,15 +83,25 @@ def test_all_exports_are_constructors() -> None:
         "erasure",
         "exponential",
         "from_function",
+        "hadamard_response",
         "histogram",
+        "local_hashing",
         "one_time_pad",
+        "optimized_local_hashing",
+        "optimized_unary_encoding",
         "per_entry",
         "planar_geometric",
         "planar_laplace",
+        "poisson_subsample",
         "randomized_response",
         "revealing",
+        "sample_without_replacement",
+        "shared_sample",
         "staircase",
+        "subset_selection",
+        "symmetric_unary_encoding",
         "truncated_geometric",
+        "unary_encoding",
     }
     assert set(mech.__all__) == expected
     assert all(callable(getattr(mech, name)) for name in expected)

@@ -16,6 +16,24 @@ score sets), :meth:`~dpcap.channel.Mechanism.additive` for any sum of per-entry 
 :func:`from_function` for any query with a finite range followed by a noise channel
 (:class:`~dpcap.function_mechanism.FunctionMechanism`).
 
+Local-DP frequency oracles (Wang, Blocki, Li, Jha 2017), carrying ``"all"``. Each is a *pure*
+protocol: a report ``y`` supports a set of values, the true one with probability ``p*`` and any
+other with probability ``q*``, and ``f̂_v = (#{j : v ∈ Supp(y_j)}/n − q*)/(p* − q*)`` estimates
+the frequency of ``v`` from ``n`` reports without bias, with variance
+``q*(1 − q*)/(n(p* − q*)²) + f_v(1 − p* − q*)/(n(p* − q*))``; each docstring gives the order of
+the reports, ``Supp``, ``p*``, ``q*`` and ε. The unary encodings
+:func:`unary_encoding`, :func:`symmetric_unary_encoding` (basic one-time RAPPOR),
+:func:`optimized_unary_encoding` and :func:`basic_rappor` (reports are bit vectors);
+:func:`hadamard_response`, :func:`subset_selection`, and local hashing over an explicit finite
+hash family: :func:`local_hashing`, :func:`binary_local_hashing`,
+:func:`optimized_local_hashing`. k-ary randomized response is :func:`randomized_response`.
+
+Amplification by subsampling, exactly, on small databases: :func:`poisson_subsample`,
+:func:`sample_without_replacement` and :func:`shared_sample` (several releases reading one
+sample) build the mechanism of "sample, then run a mechanism on the sample" as a matrix, whose
+every metric (ε, δ(ε), MI-DP, capacity) is then exact. They carry ``"add_remove"`` (explicit
+pairs: one record present or absent) or ``"replace_one"`` (``"hamming"`` on the population).
+
 Location mechanisms on a grid of points (geo-indistinguishability), carrying ``"all"`` and
 meant for a distance (:func:`dpcap.dp_epsilon` with ``metric=``;
 :func:`dpcap.metric_privacy.grid_metric`):
@@ -41,6 +59,11 @@ closed form, with the paper and equation.
 """
 
 from dpcap.function_mechanism import from_function
+from dpcap.mechanisms._amplification import (
+    poisson_subsample,
+    sample_without_replacement,
+    shared_sample,
+)
 from dpcap.mechanisms._database import counting_query, one_time_pad, per_entry, revealing
 from dpcap.mechanisms._histogram import bounded_sum, histogram
 from dpcap.mechanisms._local import binary_symmetric, erasure, exponential, randomized_response
@@ -51,8 +74,23 @@ from dpcap.mechanisms._noise import (
     truncated_geometric,
 )
 from dpcap.mechanisms._planar import planar_geometric, planar_laplace
+from dpcap.mechanisms._protocols import (
+    binary_local_hashing,
+    hadamard_response,
+    local_hashing,
+    optimized_local_hashing,
+    subset_selection,
+)
+from dpcap.mechanisms._unary import (
+    basic_rappor,
+    optimized_unary_encoding,
+    symmetric_unary_encoding,
+    unary_encoding,
+)
 
 __all__ = [
+    "basic_rappor",
+    "binary_local_hashing",
     "binary_symmetric",
     "bounded_sum",
     "counting_query",
@@ -61,13 +99,23 @@ __all__ = [
     "erasure",
     "exponential",
     "from_function",
+    "hadamard_response",
     "histogram",
+    "local_hashing",
     "one_time_pad",
+    "optimized_local_hashing",
+    "optimized_unary_encoding",
     "per_entry",
     "planar_geometric",
     "planar_laplace",
+    "poisson_subsample",
     "randomized_response",
     "revealing",
+    "sample_without_replacement",
+    "shared_sample",
     "staircase",
+    "subset_selection",
+    "symmetric_unary_encoding",
     "truncated_geometric",
+    "unary_encoding",
 ]
