@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, xlogy
 
+from dpcap._core import certify as _certify
 from dpcap._core import gains as _gains
 from dpcap._core import information as kernel
 from dpcap._core import validation as check
@@ -385,6 +386,7 @@ def augustin_mi(
     alpha: float,
     *,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int = 1_000,
     unit: str = "nats",
 ) -> float:
@@ -397,8 +399,9 @@ def augustin_mi(
     by damped Newton steps in ``log Q`` (:func:`dpcap.solvers.renyi.augustin_information`),
     everything in the log domain, so that masses far below 1e-300 keep their digits; Augustin's
     own fixed point ``Q ← pA`` is the fallback step (it alone oscillates for α ≳ 2). The
-    iteration stops when the certified gap is below ``tol``; the upper end ``F(Q)`` is returned.
-    α = 1 is I(X;Y); α = 0 and ∞ are not defined here (ParameterError).
+    iteration stops when the certified gap is below ``max(tol, rtol·F(Q))`` (``rtol`` in
+    ``[0, 1)``, default 0: ``tol`` alone); the upper end ``F(Q)`` is returned. α = 1 is I(X;Y);
+    α = 0 and ∞ are not defined here (ParameterError).
 
     Raises
     ------
@@ -413,15 +416,18 @@ def augustin_mi(
     p, matrix = check.prior_and_channel(prior, W)
     divisor = check.unit_divisor(unit)
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     budget = check.max_iter(max_iter, default=1_000)
     if a == 1.0:
         return kernel.weighted_kl(p[:, None], matrix, p @ matrix) / divisor
     value, gap, _, _ = renyi_engine.augustin_information(
-        p, matrix, a, tol=tolerance, max_iter=budget
+        p, matrix, a, tol=tolerance, max_iter=budget, rtol=relative
     )
-    if gap > tolerance:
+    goal = _certify.target(tolerance, relative, value)
+    if gap > goal:
+        wanted = f"tol={tolerance:g}" if relative == 0.0 else f"{goal:.3g} (tol, rtol={relative:g})"
         raise SolverError(
-            f"augustin_mi did not certify a gap below tol={tolerance:g} in {budget} iterations "
+            f"augustin_mi did not certify a gap below {wanted} in {budget} iterations "
             f"(gap {gap:.3g})",
             Status.MAX_ITER,
         )

@@ -40,10 +40,15 @@ class _Brackets:
     """Certified (α-)capacities of a stack of slices, solving each distinct slice once.
 
     ``alpha = 1`` is Shannon capacity; other orders use the Sibson model of the same engine,
-    α = ∞ the closed form ``log Σ_y max_x W_xy`` and α = 0 the linear programme.
+    α = ∞ the closed form ``log Σ_y max_x W_xy`` and α = 0 the linear programme. Each slice
+    stops on the rule ``upper − lower ≤ max(tol, rtol·|upper|)`` at its own upper end; the
+    maximum's bracket then meets it too (its gap is at most that of the slice with the largest
+    upper end, and the target grows with ``|upper|``).
     """
 
-    def __init__(self, stack: FloatArray, tol: float, max_iter: int, alpha: float = 1.0) -> None:
+    def __init__(
+        self, stack: FloatArray, tol: float, max_iter: int, alpha: float = 1.0, rtol: float = 0.0
+    ) -> None:
         if stack.shape[0] == 1:  # one slice (a plain matrix): nothing to deduplicate
             first, inverse = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
         else:
@@ -51,6 +56,8 @@ class _Brackets:
         distinct = stack[first]
         uniform = np.full(distinct.shape[:2], 1.0 / distinct.shape[1])
         self.first, self.inverse = first, inverse
+        self.distinct = distinct
+        self.model: blahut.Model | None = None  # the engine's model, where it ran
         if math.isinf(alpha) or alpha == 0.0:
             self._exact(distinct, alpha)
             return
@@ -62,37 +69,45 @@ class _Brackets:
         # A slice whose upper bound at the uniform prior is below the best lower bound of any
         # slice cannot hold the maximum, and one whose cheap bracket is already closed needs
         # nothing more: both keep their cheap bracket; the engine solves the rest.
-        solve = (cheap_upper >= cheap_lower.max() - tol) & (cheap_upper - cheap_lower > tol)
+        cheap_open = ~_certify.met(cheap_upper - cheap_lower, tol, rtol, cheap_upper)
+        solve = (cheap_upper >= cheap_lower.max() - tol) & cheap_open
         lower, upper = cheap_lower.copy(), cheap_upper.copy()
-        prior = uniform.copy()
+        prior, centre = uniform.copy(), uniform.copy()
         iterations = np.zeros(len(distinct), dtype=np.int64)
+        closed = np.zeros(len(distinct), dtype=bool)  # the engine closed its own bracket
         batch = solve & (alpha >= ENGINE_ORDER)
         if batch.any():
-            sol = blahut.solve(distinct[batch], tol=tol, max_iter=max_iter, model=model)
+            sol = blahut.solve(distinct[batch], tol=tol, rtol=rtol, max_iter=max_iter, model=model)
             lower[batch], upper[batch] = _certify.batch_bracket(
                 distinct[batch], sol.prior, sol.upper_prior, model=model
             )
             if alpha != 1.0:
                 upper[batch] = np.minimum(upper[batch], cheap_upper[batch])
                 lower[batch] = np.minimum(lower[batch], upper[batch])
-            prior[batch] = sol.prior
+            prior[batch], centre[batch] = sol.prior, sol.upper_prior
             iterations[batch] = sol.iterations
+            closed[batch] = sol.converged
         if alpha < 1.0:
             # 0 < α < 1: the interior point on the radius centre, one slice at a time, for the
             # slices the engine did not close or (below ENGINE_ORDER, where the engine fails to
             # converge) did not try; see dpcap.renyi.radius_below_one
-            for j in np.flatnonzero(solve & (upper - lower > tol)):
+            for j in np.flatnonzero(solve & ~_certify.met(upper - lower, tol, rtol, upper)):
                 found, steps, _ = radius_below_one(
                     distinct[j],
                     alpha,
                     tol,
                     max_iter,
+                    rtol=rtol,
                     candidates=(_certify.Bracket(lower[j], upper[j], prior[j]),),
                     engine=False,
                 )
                 lower[j], upper[j], prior[j] = found
+                centre[j] = found.prior  # the floor below is then one of its prior alone
                 iterations[j] += steps
+                closed[j] = False
         self.lower, self.upper, self.prior = lower, upper, prior
+        self.centre, self.closed = centre, closed
+        self.model = model
         self.iterations = int(iterations.sum())
         self.solved = len(distinct)
         self.engine = int(solve.sum())
@@ -106,8 +121,24 @@ class _Brackets:
         self.lower = np.array([r.lower for r in results])
         self.upper = np.array([r.upper for r in results])
         self.prior = np.array([r.prior for r in results])
+        self.centre, self.closed = self.prior, np.zeros(len(distinct), dtype=bool)
         self.iterations = 0
         self.solved = self.engine = len(distinct)
+
+    def top(self) -> int:
+        """The distinct slice with the largest upper end (the one the rule is met on)."""
+        return int(np.argmax(self.upper))
+
+    def floor(self) -> float:
+        """The rounding floor of the bracket of :meth:`top` (NaN where no engine ran)."""
+        k = self.top()
+        if self.model is None:
+            return math.nan
+        return _certify.floor(self.distinct[k], self.prior[k], self.centre[k], model=self.model)
+
+    def engine_closed(self) -> bool:
+        """Whether the engine closed its own bracket of :meth:`top` (in its arithmetic)."""
+        return bool(self.closed[self.top()])
 
     def best(self) -> tuple[float, float, int, FloatArray]:
         """(max lower, max upper, index in the original stack of the best slice, its prior)."""
@@ -122,6 +153,7 @@ def renyi_midp(
     *,
     group: Any = None,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> MIDPResult:
@@ -130,6 +162,15 @@ def renyi_midp(
     The maximum of the slices' Rényi radii, with the same witness as :func:`midp` (which is
     the case α = 1). By Cuff & Yu's Lemma 4, an ε-DP mechanism has Rényi MI-DP ≤ ε at every
     order; at α = ∞ the value is the largest maximal leakage of a slice.
+
+    Parameters
+    ----------
+    M : Mechanism, AdditiveMechanism, Channel or array_like
+        As for :func:`midp`.
+    alpha : float in [0, ∞]
+        The order.
+    group, tol, rtol, max_iter, unit
+        As for :func:`midp`.
 
     Examples
     --------
@@ -140,7 +181,7 @@ def renyi_midp(
     >>> math.isclose(res.value, math.log(2 * math.e / (1 + math.e)))
     True
     """
-    return _midp(M, check.order(alpha), group, tol, max_iter, unit)
+    return _midp(M, check.order(alpha), group, (tol, rtol), max_iter, unit)
 
 
 def midp(
@@ -149,6 +190,7 @@ def midp(
     *,
     group: Any = None,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> MIDPResult:
@@ -167,6 +209,9 @@ def midp(
         Entries ``I``: the group leakage ``sup I(X_I; Y | X_{I^c})`` (slices over ``X_I``).
     tol : float
         Certified gap of each slice (nats).
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     max_iter : int, optional
         BA budget per slice.
     unit : {"nats", "bits"}
@@ -190,12 +235,14 @@ def midp(
     >>> round(res.value, 9), res.entry
     (1.386294361, 0)
     """
-    return _midp(M, 1.0, group, tol, max_iter, unit)
+    return _midp(M, 1.0, group, (tol, rtol), max_iter, unit)
 
 
-def _midp(M: Any, alpha: float, group: Any, tol: Any, max_iter: Any, unit: str) -> MIDPResult:
+def _midp(
+    M: Any, alpha: float, group: Any, rule: tuple[Any, Any], max_iter: Any, unit: str
+) -> MIDPResult:
     mech = as_mechanism(M)
-    tolerance = check.tolerance(tol)
+    tolerance, relative = check.tolerance(rule[0]), check.rtol(rule[1])
     budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     if group is None:
@@ -204,12 +251,17 @@ def _midp(M: Any, alpha: float, group: Any, tol: Any, max_iter: Any, unit: str) 
     else:
         classes = [[0]]
         groups = [mech.group(group)]
-    per_lower, per_upper, witnesses = [], [], []
+    per_lower: list[float] = []
+    per_upper: list[float] = []
+    witnesses = []
     iterations = solved = engine = 0
+    widest: _Brackets | None = None  # the group with the largest upper end
     for g in groups:
         slices = mech.slices(g)
-        brackets = _Brackets(slices.stack, tolerance, budget, alpha)
+        brackets = _Brackets(slices.stack, tolerance, budget, alpha, relative)
         lower, upper, k, prior = brackets.best()
+        if widest is None or upper > max(per_upper):
+            widest = brackets
         per_lower.append(lower)
         per_upper.append(upper)
         witnesses.append((g, slices.context(k), prior))
@@ -226,9 +278,14 @@ def _midp(M: Any, alpha: float, group: Any, tol: Any, max_iter: Any, unit: str) 
     best = int(np.argmax(per_lower))
     lower, upper = float(max(per_lower)), float(max(per_upper))
     entries, context, prior = witnesses[best]
+    assert widest is not None  # at least one group
     status, message = _certify.conclude(
         upper - lower,
         tolerance,
+        rtol=relative,
+        upper=upper,
+        floor=widest.floor,
+        engine_closed=widest.engine_closed(),
         iterations=iterations,
         note=f"{solved} distinct slices bracketed, {engine} of them by the iterative engine",
     )
@@ -271,6 +328,7 @@ def correlated_leakage(
     *,
     entry: int | None = None,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> CorrelatedLeakageResult:
@@ -287,7 +345,7 @@ def correlated_leakage(
     M : Mechanism or array_like
     entry : int, optional
         The entry ``i``; by default the maximum over all entries.
-    tol, max_iter, unit
+    tol, rtol, max_iter, unit
         As for :func:`dpcap.capacity`.
 
     Returns
@@ -316,6 +374,7 @@ def correlated_leakage(
     """
     mech = as_mechanism(M)
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     if entry is None:  # entries known to have equal slices are solved once (the first)
@@ -324,6 +383,7 @@ def correlated_leakage(
         entries = [mech._entry(entry)]
     best: tuple[float, float, int, tuple[tuple[int, ...], ...], FloatArray] | None = None
     iterations, upper_all = 0, 0.0
+    widest: _Brackets | None = None  # the candidates with the largest upper end
     for i in entries:
         slices = mech.slices((i,))
         stack = slices.stack  # (contexts, m_i, ny)
@@ -341,16 +401,27 @@ def correlated_leakage(
             )
         combos = np.array(list(itertools.product(*choices)), dtype=np.int64)  # (count, m)
         channels = stack[combos, np.arange(m)[None, :], :]
-        brackets = _Brackets(channels, tolerance, budget)
+        brackets = _Brackets(channels, tolerance, budget, rtol=relative)
         lower, upper, k, prior = brackets.best()
         iterations += brackets.iterations
+        if widest is None or upper > upper_all:
+            widest = brackets
         upper_all = max(upper_all, upper)
         if best is None or lower > best[0]:
             rows = tuple(slices.context(int(c)) for c in combos[k])
             best = (lower, upper, i, rows, prior)
     assert best is not None
+    assert widest is not None
     lower, _, i, rows, prior = best
-    status, message = _certify.conclude(upper_all - lower, tolerance, iterations=iterations)
+    status, message = _certify.conclude(
+        upper_all - lower,
+        tolerance,
+        rtol=relative,
+        upper=upper_all,
+        floor=widest.floor,
+        engine_closed=widest.engine_closed(),
+        iterations=iterations,
+    )
     return CorrelatedLeakageResult(
         value=upper_all / divisor,
         lower=lower / divisor,

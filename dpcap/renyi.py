@@ -13,7 +13,9 @@ so every result is a certified bracket. α = 1 is Shannon's capacity, α = ∞ t
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -70,6 +72,7 @@ def radius_below_one(
     tol: float,
     budget: int,
     *,
+    rtol: float = 0.0,
     reduction: reduce.Reduction | None = None,
     candidates: tuple[_certify.Bracket, ...] = (),
     initial: FloatArray | None = None,
@@ -90,7 +93,7 @@ def radius_below_one(
     :data:`ENGINE_ORDER` it runs first as a trial of :data:`ENGINE_TRIAL` iterations (dense
     channels are certified there two to three times faster than by the interior point); below,
     the interior point runs alone. The interior point runs wherever the engine's bracket is
-    still open.
+    still open (``upper − lower > max(tol, rtol·|upper|)``; the interior point aims at half).
     """
     if reduction is None:
         reduction = reduce.reduce_channel(matrix)
@@ -98,8 +101,11 @@ def radius_below_one(
     iterations = 0
     notes: list[str] = []
 
+    def goal() -> float:
+        return _certify.target(tol, rtol, _certify.tightest(found).upper) if found else tol
+
     def still_open() -> bool:
-        return not found or _certify.tightest(found).upper - _certify.tightest(found).lower > tol
+        return not found or _certify.tightest(found).upper - _certify.tightest(found).lower > goal()
 
     size = matrix.shape[1] + len(reduction.rows)
     trial = alpha < ENGINE_ORDER and size <= CENTRE_LIMIT  # the interior point backs it up
@@ -110,6 +116,7 @@ def radius_below_one(
         sol = blahut.solve(
             reduction.matrix[None],
             tol=tol,
+            rtol=rtol,
             max_iter=min(budget, ENGINE_TRIAL) if trial else budget,
             initial=initial,
             model=model,
@@ -126,7 +133,7 @@ def radius_below_one(
         # columns are kept, so that the centre is an output law of the original channel
         rows = reduction.rows
         centre = renyi_zero.solve_centre(
-            matrix[rows], alpha, tol=0.5 * tol, max_iter=min(budget, CENTRE_STEPS)
+            matrix[rows], alpha, tol=0.5 * goal(), max_iter=min(budget, CENTRE_STEPS)
         )
         prior = np.zeros(matrix.shape[0])
         prior[rows] = centre.prior
@@ -154,6 +161,7 @@ def renyi_capacity(
     *,
     kind: str = "sibson",
     tol: float = 1e-9,
+    rtol: float = 0.0,
     method: str = "auto",
     solver: str | None = None,
     max_iter: int | None = None,
@@ -183,6 +191,9 @@ def renyi_capacity(
         ε-DP level over all pairs of inputs, approached as the prior concentrates on a pair).
     tol : float
         Certified gap (nats).
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     method : {"auto", "ba", "conic"}
         "auto"/"ba": for α > 1 the shared BA/Newton/interior-point engine with the Sibson
         model; for 0 < α < 1 a primal–dual interior point on the radius centre ``Q``
@@ -224,6 +235,7 @@ def renyi_capacity(
             alpha,
             kind=kind,
             tol=tol,
+            rtol=rtol,
             method=method,
             solver=solver,
             max_iter=max_iter,
@@ -233,6 +245,7 @@ def renyi_capacity(
     a = check.order(alpha)
     matrix = check.stochastic_matrix(W, "W")
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     check.choice(kind, KINDS, "kind")
@@ -250,17 +263,19 @@ def renyi_capacity(
             "limit there; use kind='sibson'"
         )
     if kind == "naive":
-        return _naive(matrix, a, tolerance, budget, unit)
+        return _naive(matrix, a, tolerance, budget, unit, relative)
     if a == 1.0:
-        shannon = capacity(
+        return capacity(
             matrix,
             method="ba" if method == "auto" else method,
             solver=solver,
             tol=tolerance,
+            rtol=relative,
             max_iter=budget,
             unit=unit,
         )
-        return shannon
+    floor: Callable[[], float] | None = None  # the rounding floor of an engine's bracket
+    closed = False  # whether the engine closed its own bracket
     if math.isinf(a):
         lower, upper, prior = _certify.radius_infinity(matrix)
         tag, iterations, note = "closed form", 0, "log Σ_y max_x W[x, y]"
@@ -303,6 +318,7 @@ def renyi_capacity(
                 a,
                 tolerance,
                 budget,
+                rtol=relative,
                 reduction=reduction,
                 candidates=candidates,
                 initial=initial,
@@ -312,19 +328,31 @@ def renyi_capacity(
                 how = f"polished by the {how}" if how else "certified as returned"
             note = f"{note}; {how}" if note else how
         else:
+            one = reduction.matrix[None]
             sol = blahut.solve(
-                reduction.matrix[None], tol=tolerance, max_iter=budget, initial=initial, model=model
+                one, tol=tolerance, rtol=relative, max_iter=budget, initial=initial, model=model
             )
+            priors = (sol.prior[0], sol.upper_prior[0])
             lower, upper, prior = _certify.capped(
-                matrix,
-                _certify.bracket(
-                    matrix, sol.prior[0], sol.upper_prior[0], model=model, reduction=reduction
-                ),
+                matrix, _certify.bracket(matrix, *priors, model=model, reduction=reduction)
             )
             iterations = int(sol.iterations[0])
+            floor = functools.partial(
+                _certify.floor, matrix, *priors, model=model, reduction=reduction
+            )
+            closed = bool(sol.converged[0])
     if kind == "arimoto":
         prior = _arimoto_prior(prior, a)
-    status, message = _certify.conclude(upper - lower, tolerance, iterations=iterations, note=note)
+    status, message = _certify.conclude(
+        upper - lower,
+        tolerance,
+        rtol=relative,
+        upper=upper,
+        floor=floor,
+        engine_closed=closed,
+        iterations=iterations,
+        note=note,
+    )
     return CapacityResult(
         value=upper / divisor,
         lower=lower / divisor,
@@ -340,7 +368,9 @@ def renyi_capacity(
     )
 
 
-def _naive(matrix: FloatArray, a: float, tol: float, budget: int, unit: str) -> CapacityResult:
+def _naive(
+    matrix: FloatArray, a: float, tol: float, budget: int, unit: str, rtol: float
+) -> CapacityResult:
     """``sup_p D_α(P_XY ‖ P_X P_Y)``: best value found (lower) and the diameter (upper)."""
     divisor = check.unit_divisor(unit)
     n = matrix.shape[0]
@@ -355,7 +385,7 @@ def _naive(matrix: FloatArray, a: float, tol: float, budget: int, unit: str) -> 
         prior = np.full(n, 1.0 / n)
         note = "identical rows: Y is independent of X, D_α(P_XY ‖ P_X P_Y) = 0"
     elif a == 1.0:
-        shannon = capacity(matrix, tol=tol, max_iter=budget)
+        shannon = capacity(matrix, tol=tol, rtol=rtol, max_iter=budget)
         lower, upper, prior = shannon.lower, shannon.upper, shannon.prior
         note = "α = 1: Shannon capacity"
     elif math.isinf(a):
@@ -369,7 +399,7 @@ def _naive(matrix: FloatArray, a: float, tol: float, budget: int, unit: str) -> 
         upper = max(diameter, lower)
         note = f"best of a multi-start local search; upper is the diameter (pair {x}, {xp})"
     status, message = _certify.conclude(
-        upper - lower, tol, note=note, open_status=Status.INACCURATE
+        upper - lower, tol, rtol=rtol, upper=upper, note=note, open_status=Status.INACCURATE
     )
     return CapacityResult(
         value=upper / divisor,
@@ -424,7 +454,14 @@ def _naive_search(matrix: FloatArray, a: float) -> tuple[float, FloatArray]:
 
 
 def renyi_profile(
-    W: Any, /, alphas: Any, *, tol: float = 1e-9, max_iter: int | None = None, unit: str = "nats"
+    W: Any,
+    /,
+    alphas: Any,
+    *,
+    tol: float = 1e-9,
+    rtol: float = 0.0,
+    max_iter: int | None = None,
+    unit: str = "nats",
 ) -> RenyiProfile:
     """The α-capacity profile ``α ↦ C_α`` (non-decreasing), warm-started along the grid.
 
@@ -436,8 +473,8 @@ def renyi_profile(
         (orders below 1 as in :func:`renyi_capacity`). Each upper end is the least of the
         upper ends at its order and above (``C_α`` is non-decreasing), so ``value`` is
         non-decreasing in α.
-    tol, max_iter, unit
-        As for :func:`renyi_capacity`.
+    tol, rtol, max_iter, unit
+        As for :func:`renyi_capacity` (the rule applies to each order).
 
     Returns
     -------
@@ -458,6 +495,7 @@ def renyi_profile(
     if grid.size == 0:
         raise ParameterError("alphas must hold at least one order")
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     K, n = grid.size, matrix.shape[0]
@@ -477,7 +515,7 @@ def renyi_profile(
             lower[k], upper[k], priors[k] = _certify.capped(matrix, _certify.radius_zero(matrix))
         elif a < 1.0:
             found, iterations[k], _ = radius_below_one(
-                matrix, a, tolerance, budget, reduction=reduction
+                matrix, a, tolerance, budget, rtol=relative, reduction=reduction
             )
             lower[k], upper[k], priors[k] = found
             warm = priors[k][reduction.rows][None]
@@ -485,6 +523,7 @@ def renyi_profile(
             sol = blahut.solve(
                 reduction.matrix[None],
                 tol=tolerance,
+                rtol=relative,
                 max_iter=budget,
                 initial=warm,
                 model=_model(a),
@@ -507,11 +546,11 @@ def renyi_profile(
     finite = order[np.isfinite(grid[order])]
     upper[finite] = np.minimum.accumulate(upper[finite][::-1])[::-1]
     lower, upper = np.minimum(lower, upper), np.maximum(lower, upper)  # crossing ends: see ordered
-    status: list[Status] = [
-        Status.CONVERGED if upper[k] - lower[k] <= tolerance else Status.MAX_ITER for k in range(K)
-    ]
+    met = _certify.met(upper - lower, tolerance, relative, upper)
+    status: list[Status] = [Status.CONVERGED if met[k] else Status.MAX_ITER for k in range(K)]
+    note = f"budget {budget} iterations per order"
     status_array, message = _certify.conclude_many(
-        status, tolerance, what="orders", note=f"budget {budget} iterations per order"
+        status, tolerance, rtol=relative, what="orders", note=note
     )
     return RenyiProfile(
         alpha=grid,
@@ -533,7 +572,14 @@ def renyi_profile(
 
 
 def alpha_leakage(
-    W: Any, /, alpha: float, *, prior: Any = None, tol: float = 1e-9, unit: str = "nats"
+    W: Any,
+    /,
+    alpha: float,
+    *,
+    prior: Any = None,
+    tol: float = 1e-9,
+    rtol: float = 0.0,
+    unit: str = "nats",
 ) -> CapacityResult:
     """Maximal α-leakage ``L_α^max(X → Y)`` (Liao, Kosut, Sankar, Calmon 2019), α ∈ [1, ∞].
 
@@ -542,6 +588,13 @@ def alpha_leakage(
     α = 1 it *jumps* to the mutual information ``I(X;Y)`` at the given ``prior`` (which is then
     required): the limit α → 1⁺ is the Shannon capacity, not I(X;Y). At α = ∞ it is the maximal
     leakage ``log Σ_y max_x W_xy``.
+
+    Parameters
+    ----------
+    W, alpha, prior
+        The channel, ``α ∈ [1, ∞]`` and the prior whose support restricts it (needed at α = 1).
+    tol, rtol, unit
+        As for :func:`renyi_capacity`.
 
     Raises
     ------
@@ -554,6 +607,7 @@ def alpha_leakage(
     matrix = check.stochastic_matrix(W, "W")
     divisor = check.unit_divisor(unit)
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     if a == 1.0:
         if prior is None:
             raise ParameterError("alpha = 1 needs the prior: maximal 1-leakage is I(X;Y) at it")
@@ -576,7 +630,7 @@ def alpha_leakage(
     if prior is not None:
         p = check.distribution(prior, "prior", size=matrix.shape[0])
         rows = np.flatnonzero(p > 0)
-    res = renyi_capacity(matrix[rows], a, tol=tolerance, unit=unit)
+    res = renyi_capacity(matrix[rows], a, tol=tolerance, rtol=relative, unit=unit)
     full = np.zeros(matrix.shape[0])
     full[rows] = res.prior
     return CapacityResult(

@@ -8,7 +8,8 @@ any prior ``p`` with output law ``q = pW`` and ``D_x(p) = D(W_x ‖ q)``,
 
 so every iterate, whoever produced it, gives a valid bracket. The engine keeps, per element, the
 best lower bound (with the prior that attains it) and the best upper bound seen, and an element
-leaves the working set once ``upper − lower ≤ tol``.
+leaves the working set once ``upper − lower ≤ max(tol, rtol·|upper|)``, the query layer's rule
+(:func:`dpcap._core.certify.conclude`) evaluated at the element's current upper end.
 
 Two kinds of step produce iterates:
 
@@ -312,9 +313,10 @@ class _Best:
     part's improvements back into the batch.
     """
 
-    def __init__(self, sp: Space, p: Any) -> None:
+    def __init__(self, sp: Space, p: Any, tol: float = 0.0, rtol: float = 0.0) -> None:
         B = int(p.shape[0])
         self.sp = sp
+        self.tol, self.rtol = tol, rtol
         self.size = B
         self.lower = sp.full((B,), -np.inf)
         self.upper = sp.full((B,), np.inf)
@@ -356,6 +358,22 @@ class _Best:
         gap = self._rows(self.upper, idx) - self._rows(self.lower, idx)
         return np.asarray(self.sp.host(gap), dtype=np.float64)
 
+    def target(self, idx: IntArray) -> FloatArray:
+        """The gap each element of ``idx`` must meet: ``max(tol, rtol·|upper|)`` at its current
+        upper end (``tol`` while that end is infinite), on the host."""
+        if self.rtol <= 0.0:
+            return np.full(idx.shape, self.tol)
+        scale = np.abs(np.asarray(self.sp.host(self._rows(self.upper, idx)), dtype=np.float64))
+        out: FloatArray = np.where(
+            np.isfinite(scale), np.maximum(self.tol, self.rtol * scale), self.tol
+        )
+        return out
+
+    def open(self, idx: IntArray) -> BoolArray:
+        """Elements of ``idx`` whose bracket has not met its :meth:`target`."""
+        out: BoolArray = self.gap(idx) > self.target(idx)
+        return out
+
 
 def solve(
     W: Any,
@@ -365,6 +383,7 @@ def solve(
     newton: bool = True,
     initial: Any | None = None,
     model: Model | None = None,
+    rtol: float = 0.0,
 ) -> BatchSolution:
     """Certified capacities of a stack of channels.
 
@@ -378,6 +397,9 @@ def solve(
         Target certified gap ``upper − lower`` (nats).
     max_iter : int
         Budget of BA iterations per element.
+    rtol : float
+        Relative target: an element is done once ``upper − lower ≤ max(tol, rtol·|upper|)`` at
+        its current upper end (0: ``tol`` alone).
     newton : bool
         Whether to polish with KKT–Newton steps between BA blocks.
     initial : (B, nx) array, optional
@@ -398,21 +420,22 @@ def solve(
     if not sp.numpy:  # the library's own threads: threadpoolctl sets NumPy's and scipy's BLAS
         if W.dtype != sp.xp.float64:
             W = sp.xp.astype(W, sp.xp.float64)
-        return _solve_batch(sp, W, tol, max_iter, newton, initial, model)
+        return _solve_batch(sp, W, (tol, rtol), max_iter, newton, initial, model)
     with blas_threads(nx, ny):
-        return _solve_batch(sp, W, tol, max_iter, newton, initial, model)
+        return _solve_batch(sp, W, (tol, rtol), max_iter, newton, initial, model)
 
 
 def _solve_batch(
     sp: Space,
     W: Any,
-    tol: float,
+    rule: tuple[float, float],
     max_iter: int,
     newton: bool,
     initial: Any | None,
     model: Model,
 ) -> BatchSolution:
-    """:func:`solve`, its BLAS threads already set."""
+    """:func:`solve`, its BLAS threads already set; ``rule`` is ``(tol, rtol)``."""
+    tol, rtol = rule
     xp = sp.xp
     B, nx, _ = W.shape
     aux = model.prepare(W)
@@ -423,7 +446,7 @@ def _solve_batch(
         log_p = xp.where(start > 0, xp.log(xp.where(start > 0, start, 1.0)), -xp.inf)
         log_p = log_p - sp.max(log_p, keepdims=True)
         log_p = xp.maximum(log_p, LOG_MASS_FLOOR)
-    best = _Best(sp, _normalise(sp, log_p))
+    best = _Best(sp, _normalise(sp, log_p), tol, rtol)
     iterations = np.zeros(B, dtype=np.int64)
     active = np.arange(B)
     block, spent = FIRST_BLOCK, 0
@@ -441,7 +464,7 @@ def _solve_batch(
             log_p = sp.put(log_p, part, log_part)
             iterations[part] += steps
             for polish in polishes:
-                still = best.gap(part) > tol
+                still = best.open(part)
                 if not still.all():
                     part = part[still]
                     del Wp  # before the smaller copy is made: never two copies at once
@@ -450,13 +473,13 @@ def _solve_batch(
                     break
                 p_ba = _normalise(sp, sp.rows(log_p, part, B))
                 # _solve is looked up here, at each call: the linear solves can be observed
-                iterations[part] += polish(model, Wp, ap, p_ba, tol, best, part, _solve)
+                iterations[part] += polish(model, Wp, ap, p_ba, best, part, _solve)
             del Wp, ap
         spent += steps
-        active = active[best.gap(active) > tol]
+        active = active[best.open(active)]
         block *= 2
     lower, upper = _host(sp, best.lower), _host(sp, best.upper)
-    closed = upper - lower <= tol
+    closed = ~best.open(np.arange(B))
     return BatchSolution(
         prior=_host(sp, best.prior),
         lower=lower,

@@ -60,12 +60,14 @@ def newton(
     W: Any,
     aux: Any,
     p: Any,
-    tol: float,
     best: Any,
     idx: IntArray,
     solve: Solve,
 ) -> IntArray:
     """Active-set Newton on the KKT system, from prior ``p``; returns the steps per element.
+
+    ``best`` holds each element's best bracket and its stopping rule: an element leaves the
+    polish once ``best.open`` says its bracket met ``best.target``.
 
     On a support ``S`` the residuals are ``D_x − C`` (x ∈ S), ``p_x`` (x ∉ S) and ``Σ p − 1``.
     Support rule: a Newton step that would make some masses negative is not taken; instead the
@@ -151,7 +153,8 @@ def newton(
             lower_next, C_next = sp.put(lower_next, worse, lb), sp.put(C_next, worse, lb)
             gap_next = sp.put(gap_next, worse, gb)
         merit = sp.put(merit, live, gap_next)
-        Sl = Sl | (D_next > C_next[:, None] + 0.5 * tol)  # inputs the current C does not cover
+        half = 0.5 * sp.asarray(best.target(at))[:, None]
+        Sl = Sl | (D_next > C_next[:, None] + half)  # inputs the current C does not cover
         support, p = sp.put(support, live, Sl), sp.put(p, live, p_next)
         D, C = sp.put(D, live, D_next), sp.put(C, live, C_next)
         steps[live] += 1
@@ -161,7 +164,7 @@ def newton(
         progress = gap < 0.5 * last_gap[live]
         stalled[live] = np.where(progress, 0, stalled[live] + 1)
         last_gap[live] = np.where(progress, gap, last_gap[live])
-        keep = (gap > tol) & (stalled[live] < STALL)
+        keep = best.open(at) & (stalled[live] < STALL)
         live = live[keep]
         if not live.size:
             break
@@ -222,7 +225,6 @@ def interior_point(
     W: Any,
     aux: Any,
     p: Any,
-    tol: float,
     best: Any,
     idx: IntArray,
     solve: Solve,
@@ -279,7 +281,7 @@ def interior_point(
         p, D = sp.put(p, live, pl), sp.put(D, live, Dl)
         C, lam = sp.put(C, live, Cl), sp.put(lam, live, ll)
         steps[live] += 1
-        keep = (best.gap(at) > tol) & sp.host(sp.all(xp.isfinite(Dl)))
+        keep = best.open(at) & sp.host(sp.all(xp.isfinite(Dl)))
         live = live[keep]
         if live.size and not keep.all():
             del Wl  # the smaller working copy is taken from W: never two copies at once

@@ -31,7 +31,8 @@ distortion ``D_s = E_{p,W} d``, so
 
 and the gap is ``I(p, W) + s (D_s − D_min) − b = log max_y g_y − Σ_y q'_y log g_y ≥ 0`` with
 ``q' = q·g``: zero exactly at a fixed point with ``g ≤ 1`` (Blahut's optimality condition). An
-element leaves the working set once its gap is ``≤ tol``.
+element leaves the working set once its gap is ``≤ max(tol, rtol·I(p, W))``, ``I(p, W)`` that of
+its best iterate (re-evaluated between blocks; ``tol`` alone while ``rtol`` is 0).
 
 The fixed point minimises the convex ``F(q) = −Σ_x p_x log (Eq)_x`` over the simplex
 (``E = e^{−s d0}``), whose KKT conditions are ``g_y = 1`` on the support of q and ``g_y ≤ 1``
@@ -84,7 +85,8 @@ class SlopeSolution:
 
     A batched :class:`~dpcap.solvers.status.Solution`: ``status`` has one
     :class:`~dpcap.solvers.status.EngineStatus` per slope (``OPTIMAL`` where
-    ``information − lower ≤ tol``, ``MAX_ITER`` where the budget ran out first), ``message`` one
+    ``information − lower ≤ max(tol, rtol·information)``, ``MAX_ITER`` where the budget ran out
+    first), ``message`` one
     summary of the batch and ``iterations`` the Blahut iterations and Newton steps per slope.
     """
 
@@ -102,7 +104,7 @@ class SlopeSolution:
 
     @property
     def converged(self) -> BoolArray:
-        """``(B,)``: where ``status`` is ``OPTIMAL`` (``information − lower ≤ tol``)."""
+        """``(B,)``: where ``status`` is ``OPTIMAL`` (the gap met the engine's target)."""
         return np.asarray(self.status == EngineStatus.OPTIMAL, dtype=np.bool_)
 
 
@@ -206,6 +208,7 @@ def solve(
     max_iter: int = 100_000,
     newton: bool = True,
     initial: FloatArray | None = None,
+    rtol: float = 0.0,
 ) -> SlopeSolution:
     """Certified rate–distortion points for a batch of slopes.
 
@@ -213,7 +216,8 @@ def solve(
     Newton polish (:func:`_newton`) and a primal–dual interior-point fallback
     (:func:`_interior_point`), as the capacity engine does. Every iterate of any kind is
     certified, each element keeps the iterate with the smallest gap, and it leaves the working
-    set once that gap is ``≤ tol``. Plain Blahut is slow where the optimal output law is sparse
+    set once that gap is ``≤ max(tol, rtol·I(p, W))`` (the information of its best iterate,
+    re-evaluated between rounds). Plain Blahut is slow where the optimal output law is sparse
     (smooth distortions such as ``(x − y)²``: tens of thousands of iterations measured); the
     Newton steps close those in tens.
 
@@ -233,6 +237,9 @@ def solve(
         Whether to polish with Newton steps between Blahut blocks.
     initial : (B, ny) array, optional
         Starting output laws (default uniform), e.g. the solution at a nearby slope.
+    rtol : float
+        Relative target: a slope is done once its gap is ``≤ max(tol, rtol·I(p, W))`` (0:
+        ``tol`` alone).
 
     Returns
     -------
@@ -248,26 +255,26 @@ def solve(
         log_p = np.log(p)
         start = np.full((B, ny), 1.0 / ny) if initial is None else np.asarray(initial, float)
         log_q = _floor(np.log(start))
-    best = _Best(log_q)
+    best = _Best(log_q, tol, rtol)
     iterations = np.zeros(B, dtype=np.int64)
     active = np.arange(B)
     block, spent = 8, 0
     while active.size and spent <= max_iter:
         steps = min(block, max_iter - spent)
         log_q[active], taken = _blahut_block(
-            log_p, K_all[active], log_q[active], steps, tol, best, active
+            log_p, K_all[active], log_q[active], steps, best, active
         )
         iterations[active] += taken
         spent += steps
-        active = active[best.gap[active] > tol]
+        active = best.still_open(p, K_all, active)
         if newton and active.size:
-            iterations[active] += _newton(p, log_p, K_all[active], log_q[active], tol, best, active)
-            active = active[best.gap[active] > tol]
+            iterations[active] += _newton(p, log_p, K_all[active], log_q[active], best, active)
+            active = best.still_open(p, K_all, active)
         if newton and active.size:
             iterations[active] += _interior_point(
-                p, log_p, K_all[active], log_q[active], tol, best, active
+                p, log_p, K_all[active], log_q[active], best, active
             )
-            active = active[best.gap[active] > tol]
+            active = best.still_open(p, K_all, active)
         if spent >= max_iter:
             break
         block *= 2
@@ -287,6 +294,7 @@ def solve(
     info = information(p, W)
     excess = np.maximum(distortion - d_min, 0.0)
     lower = intercept - np.where(np.isinf(s), 0.0, s) * excess  # s = ∞: excess is 0
+    goal = np.maximum(tol, rtol * np.where(np.isfinite(info), np.abs(info), 0.0))
     return SlopeSolution(
         slope=s.copy(),
         log_output=log_q,
@@ -295,8 +303,8 @@ def solve(
         information=info,
         intercept=intercept,
         lower=lower,
-        status=by_element(info - lower <= tol),
-        message=batch_message(info - lower <= tol, tol, max_iter),
+        status=by_element(info - lower <= goal),
+        message=batch_message(info - lower <= goal, tol, max_iter),
         iterations=iterations,
         d_min=d_min,
     )
@@ -311,11 +319,30 @@ def _floor(log_q: FloatArray) -> FloatArray:
 
 
 class _Best:
-    """Per element: the iterate with the smallest certified gap so far."""
+    """Per element: the iterate with the smallest certified gap so far, and the gap it must
+    meet (``goal``: ``max(tol, rtol·I(p, W))`` at the best iterate when last evaluated)."""
 
-    def __init__(self, log_q: FloatArray) -> None:
+    def __init__(self, log_q: FloatArray, tol: float = 0.0, rtol: float = 0.0) -> None:
         self.log_q = log_q.copy()
         self.gap = np.full(log_q.shape[0], np.inf)
+        self.tol, self.rtol = tol, rtol
+        self.goal = np.full(log_q.shape[0], tol)
+
+    def open(self, idx: IntArray) -> BoolArray:
+        """Elements of ``idx`` whose best gap exceeds their goal."""
+        out: BoolArray = self.gap[idx] > self.goal[idx]
+        return out
+
+    def still_open(self, p: FloatArray, K: FloatArray, idx: IntArray) -> IntArray:
+        """The elements of ``idx`` still open, their goals first re-evaluated at their best
+        iterates (only with a relative target: one evaluation of ``I(p, W)``)."""
+        if self.rtol > 0.0 and idx.size:
+            W, _, _ = exponential_mechanism(self.log_q[idx], K[idx])
+            info = information(p, W)
+            scale = np.where(np.isfinite(info), np.abs(info), 0.0)
+            self.goal[idx] = np.maximum(self.tol, self.rtol * scale)
+        out: IntArray = idx[self.open(idx)]
+        return out
 
     def update(self, idx: IntArray, log_q: FloatArray, gap: FloatArray) -> None:
         better = gap < self.gap[idx]
@@ -344,7 +371,6 @@ def _blahut_block(
     K: FloatArray,
     log_q: FloatArray,
     steps: int,
-    tol: float,
     best: _Best,
     idx: IntArray,
 ) -> tuple[FloatArray, IntArray]:
@@ -358,7 +384,7 @@ def _blahut_block(
     for _ in range(steps):
         gap, new = _step(log_p, K[live], log_q[live])
         best.update(idx[live], log_q[live], gap)
-        open_ = gap > tol
+        open_ = gap > best.goal[idx[live]]
         live, new = live[open_], new[open_]
         if not live.size:
             return log_q, taken
@@ -374,7 +400,6 @@ def _newton(
     log_p: FloatArray,
     K: FloatArray,
     log_q: FloatArray,
-    tol: float,
     best: _Best,
     idx: IntArray,
     max_steps: int = 60,
@@ -418,7 +443,7 @@ def _newton(
         q_new = ql + alpha[:, None] * delta
         leaving = Sl & ((ratio <= alpha[:, None] * (1.0 + 1e-12)) | ((ql + delta <= 0) & (g < 1)))
         S_prev = Sl
-        Sl = (Sl & ~leaving) | (g > 1.0 + 0.5 * tol)
+        Sl = (Sl & ~leaving) | (g > 1.0 + 0.5 * best.goal[idx[live]][:, None])
         changed = (Sl != S_prev).any(axis=-1)
         q_new = np.where(Sl & (q_new > 0), q_new, 0.0)
         total = q_new.sum(axis=-1, keepdims=True)
@@ -433,7 +458,7 @@ def _newton(
         progress = gap < 0.5 * last_gap[live]
         stalled[live] = np.where(progress | changed, 0, stalled[live] + 1)
         last_gap[live] = np.where(progress, gap, last_gap[live])
-        keep = (best.gap[idx[live]] > tol) & (stalled[live] < STALL) & good
+        keep = best.open(idx[live]) & (stalled[live] < STALL) & good
         live = live[keep]
         if not live.size:
             break
@@ -445,7 +470,6 @@ def _interior_point(
     log_p: FloatArray,
     K: FloatArray,
     log_q: FloatArray,
-    tol: float,
     best: _Best,
     idx: IntArray,
     max_steps: int = 100,
@@ -496,7 +520,7 @@ def _interior_point(
         gap, _ = _step(log_p, K[live], lq)
         best.update(idx[live], lq, gap)
         steps[live] += 1
-        live = live[(best.gap[idx[live]] > tol) & good]
+        live = live[best.open(idx[live]) & good]
         if not live.size:
             break
     return steps

@@ -241,7 +241,7 @@ def radius_cap(W: FloatArray) -> float:
 
 
 def augustin_information(
-    p: FloatArray, W: FloatArray, alpha: float, *, tol: float, max_iter: int
+    p: FloatArray, W: FloatArray, alpha: float, *, tol: float, max_iter: int, rtol: float = 0.0
 ) -> tuple[float, float, FloatArray, int]:
     """Augustin–Csiszár α-information ``min_Q F(Q)``, ``F(Q) = Σ_x p_x D_α(W_x ‖ Q)``.
 
@@ -271,7 +271,7 @@ def augustin_information(
 
     Returns ``(F(Q), certified gap, Q, iterations)`` at the iterate with the least gap seen, with
     ``Q`` on all of ``W``'s outputs (0 where no row of positive weight has mass); the caller
-    decides what a gap means.
+    decides what a gap means. The iteration stops once that gap is ``≤ max(tol, rtol·|F(Q)|)``.
     """
     keep = p > 0
     rows, weights = W[keep], p[keep]
@@ -282,7 +282,7 @@ def augustin_information(
     best = point
     iterations = 0
     for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is returned
-        if best.gap <= tol:
+        if best.gap <= max(tol, rtol * abs(best.F)):
             break
         moved = problem.step(point)
         if moved is None:

@@ -40,7 +40,15 @@ from . import backend
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-__all__ = ["SMALLEST", "SMALLEST_NORMAL", "U", "bracket", "divergence_bounds", "gamma"]
+__all__ = [
+    "SMALLEST",
+    "SMALLEST_NORMAL",
+    "U",
+    "bracket",
+    "divergence_bounds",
+    "floor",
+    "gamma",
+]
 
 #: Unit roundoff of float64 (round to nearest).
 U = 2.0**-53
@@ -478,6 +486,45 @@ def bracket(
     bound ``C_α ≤ log min(nx, ny)``; ``lower ≤ C_α ≤ upper`` holds for the channel whose rows are
     ``W_x / Σ_y W_xy`` exactly.
     """
+    lower, upper, _ = _ends(W, p, upper_p, alpha)
+    return lower, upper
+
+
+def floor(
+    W: FloatArray, p: FloatArray, upper_p: FloatArray | None = None, alpha: float = 1.0
+) -> FloatArray:
+    """The rounding allowance of :func:`bracket` at these priors, per element (B,).
+
+    The part of the gap that is rounding, not optimisation: the upper end's distance above
+    ``max_x D̂_x`` plus the lower end's distance below the information ``F(p, D̂)`` (``Σ_x p̃_x
+    D̂_x``, or Sibson's power mean), with ``D̂_x`` the midpoint of each divergence's bounds. At an
+    optimal prior the rest of the gap vanishes and this is what remains: a target below it
+    cannot be met by more iterations. An estimate for messages, never part of a certificate;
+    at most the gap itself.
+    """
+    lower, upper, (mid_p, mid_u) = _ends(W, p, upper_p, alpha)
+    with np.errstate(invalid="ignore", over="ignore"):
+        on = p > 0
+        weights = np.where(on, p, 0.0) / np.sum(np.where(on, p, 0.0), axis=-1, keepdims=True)
+        D = np.where(on, mid_p, 0.0)
+        if alpha == 1.0:
+            information = np.sum(weights * D, axis=-1)
+        else:
+            c = alpha - 1.0
+            z = np.where(on, c * D, -np.inf)
+            top = np.max(z, axis=-1, keepdims=True)
+            information = (top[:, 0] + np.log(np.sum(weights * np.exp(z - top), axis=-1))) / c
+        slack = (upper - np.max(mid_u, axis=-1)) + (information - lower)
+    gap = upper - lower
+    out: FloatArray = np.where(np.isfinite(slack), np.clip(slack, 0.0, gap), gap)
+    return out
+
+
+def _ends(
+    W: FloatArray, p: FloatArray, upper_p: FloatArray | None, alpha: float
+) -> tuple[FloatArray, FloatArray, tuple[FloatArray, FloatArray]]:
+    """:func:`bracket`, with the midpoints of the divergence bounds at both centres (for
+    :func:`floor`)."""
     _, nx, ny = W.shape
     same = upper_p is None or upper_p is p or np.array_equal(upper_p, p)
     sigma = _ROWS.max(np.abs(_ROWS.sum(W) - 1.0) + gamma(ny + 2))
@@ -487,8 +534,9 @@ def bracket(
         kappa = 1.1 * (2.0 * gamma(nx + 2) + 3.0 * gamma(ny + 2) + 2.0 * sigma + 4.0 * U)
         D_lo, D_hi = divergence_bounds(W, q, 1.0)
         lower = _mean_lower(p, np.maximum(D_lo, 0.0)) - _centre_cost(q, kappa, nx, 2.0)
+        U_lo, U_hi = D_lo, D_hi
         if not same:
-            _, D_hi = divergence_bounds(W, _shannon_centre(W, upper_p), 1.0)  # type: ignore[arg-type]
+            U_lo, U_hi = divergence_bounds(W, _shannon_centre(W, upper_p), 1.0)  # type: ignore[arg-type]
     else:
         Q, rel = _sibson_centre(W, p, alpha)
         rel = rel + 1.01 * sigma + 2.0 * gamma(ny + 2)  # and the normalisation of the centre
@@ -497,12 +545,14 @@ def bracket(
         lower = _power_mean_lower(p, np.maximum(D_lo, 0.0), alpha) - _centre_cost(
             Q, kappa, nx, alpha
         )
+        U_lo, U_hi = D_lo, D_hi
         if not same:
             Qu = _sibson_centre(W, upper_p, alpha)[0]  # type: ignore[arg-type]
-            _, D_hi = divergence_bounds(W, Qu, alpha)
+            U_lo, U_hi = divergence_bounds(W, Qu, alpha)
     trivial = math.log(min(nx, ny)) * (1.0 + 4.0 * U)
-    upper = np.minimum(_ROWS.max(D_hi), trivial)
+    upper = np.minimum(_ROWS.max(U_hi), trivial)
     lower = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, None)
+    mids = (0.5 * (D_lo + D_hi), 0.5 * (U_lo + U_hi))
     # ends that cross (they should not: each is a bound) are swapped, not clamped, so that the
     # gap shows the inconsistency instead of reporting a zero-width bracket
-    return np.minimum(lower, upper), np.maximum(lower, upper)
+    return np.minimum(lower, upper), np.maximum(lower, upper), mids

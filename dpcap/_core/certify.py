@@ -23,11 +23,12 @@ Every query goes through this module, because a certificate is never taken on a 
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,16 +42,22 @@ __all__ = [
     "Bracket",
     "U",
     "batch_bracket",
+    "batch_floor",
     "bracket",
     "bracket_at_centre",
     "capped",
     "conclude",
     "conclude_many",
     "constant_rows",
+    "floor",
     "gamma",
+    "met",
     "ordered",
+    "rounding_floor",
     "status_of",
     "statuses_of",
+    "target",
+    "targets",
     "tightest",
     "warn",
 ]
@@ -126,10 +133,60 @@ def warn(message: str, category: type[Warning] = ConvergenceWarning) -> None:
     warnings.warn(message, category, stacklevel=_outside_dpcap())
 
 
+def target(tol: float, rtol: float, upper: float) -> float:
+    """The gap a bracket must meet: ``max(tol, rtol·|upper|)`` (``tol`` where ``upper`` is not
+    finite, or ``rtol`` is 0). See :func:`conclude`."""
+    scale = abs(upper)
+    return max(tol, rtol * scale) if rtol > 0.0 and math.isfinite(scale) else tol
+
+
+def targets(tol: float, rtol: float, upper: Any) -> FloatArray:
+    """:func:`target` per element of an array of upper ends."""
+    scale = np.abs(np.asarray(upper, dtype=np.float64))
+    if rtol <= 0.0:
+        return np.full(scale.shape, tol)
+    out: FloatArray = np.where(np.isfinite(scale), np.maximum(tol, rtol * scale), tol)
+    return out
+
+
+def met(gap: Any, tol: float, rtol: float, upper: Any) -> NDArray[np.bool_]:
+    """The stopping rule, per element: ``gap ≤ max(tol, rtol·|upper|)`` (see :func:`conclude`).
+
+    The one test of a certified bracket; an engine that stops on the same rule gets its targets
+    from :func:`targets`.
+    """
+    out: NDArray[np.bool_] = np.asarray(gap, dtype=np.float64) <= targets(tol, rtol, upper)
+    return out
+
+
+def _wanted(goal: float, tol: float, rtol: float) -> str:
+    """The target of a message: ``tol 1e-09``, or ``max(tol 1e-09, rtol 1e-12·|upper|) = …``."""
+    if rtol <= 0.0:
+        return f"tol {tol:.3g}"
+    return f"{goal:.3g} = max(tol {tol:.3g}, rtol {rtol:.3g}·|upper|)"
+
+
+def _floor_note(gap: float, goal: float, floor: float, unit: str, absolute: bool) -> str:
+    """What a message says when the target is below the bracket's rounding floor."""
+    what = "tol" if absolute else "a target"
+    if gap <= 2.0 * floor:
+        return (
+            f"the gap is at its rounding floor (~{floor:.2g} {unit}): {what} below it cannot be met"
+        )
+    return (
+        f"the gap's rounding floor is ~{floor:.2g} {unit}: {what} below it ({goal:.3g}) cannot "
+        "be met, whatever the iterations"
+    )
+
+
 def conclude(
     gap: float,
     tol: float,
     *,
+    rtol: float = 0.0,
+    upper: float | None = None,
+    floor: float | Callable[[], float] | None = None,
+    engine_closed: bool = False,
     iterations: int | None = None,
     note: str = "",
     open_status: Status = Status.MAX_ITER,
@@ -138,40 +195,100 @@ def conclude(
 ) -> tuple[Status, str]:
     """Status and message of one certified bracket; warns when it did not close.
 
-    ``converged`` iff ``gap <= tol``, otherwise ``open_status`` and a
-    :class:`~dpcap.result.ConvergenceWarning` (unless ``warn_open`` is False, for the points of
-    a curve, which :func:`conclude_many` reports once) saying by how much. ``gap`` and ``tol``
-    are in ``unit``; ``note`` is appended to the message.
+    The stopping rule of every certified query: a bracket ``[lower, upper]`` has converged when
+
+        upper − lower ≤ max(tol, rtol·|upper|),
+
+    ``tol`` an absolute target, ``rtol ∈ [0, 1)`` a relative one (0: ``tol`` alone); a
+    non-finite ``upper`` leaves ``tol`` alone. Under the relative part the conservative end
+    ``upper`` of a non-negative bracket is within ``rtol/(1 − rtol)`` of the true value,
+    relatively (``lower ≥ (1 − rtol)·upper``). ``converged`` iff the rule holds, otherwise
+    ``open_status`` and a :class:`~dpcap.result.ConvergenceWarning` (unless ``warn_open`` is
+    False, for the points of a curve, which :func:`conclude_many` reports once) saying by how
+    much. ``gap``, ``tol``, ``upper`` and ``floor`` are in ``unit``; ``note`` is appended to the
+    message. ``upper`` is required when ``rtol`` is not 0.
+
+    When the target is below the bracket's rounding floor (its own rounding allowance: the
+    gap no iteration can remove, ``floor`` when the caller knows it, e.g. from
+    :func:`floor`, and at least one ulp of ``upper``, about ``2u·|upper|``), an open message
+    says so: rounding, not iterations, limits the gap. The status stays ``open_status``.
+    ``floor`` may be a function of no arguments, called only when the bracket is open (a
+    floor costs a bracket evaluation). ``engine_closed`` says that the engine stopped because
+    its own bracket, in its own float64 arithmetic, met the rule while the certified one did
+    not: its iterates resolve the gap no further, so the gap itself is the floor it reaches.
     """
-    if gap <= tol:
+    if rtol > 0.0 and upper is None:
+        raise TypeError("conclude: a relative tolerance needs the bracket's upper end")
+    scale = 0.0 if upper is None or not math.isfinite(upper) else abs(upper)
+    goal = target(tol, rtol, scale)
+    wanted = _wanted(goal, tol, rtol)
+    if gap <= goal:
         status = Status.CONVERGED
-        head = f"certified gap {gap:.3g} {unit} <= tol {tol:.3g}"
+        head = f"certified gap {gap:.3g} {unit} <= {wanted}"
     else:
         status = open_status
         after = "" if iterations is None else f" after {iterations} iterations"
-        head = f"not converged: certified gap {gap:.3g} {unit} > tol {tol:.3g}{after}"
+        head = f"not converged: certified gap {gap:.3g} {unit} > {wanted}{after}"
+        known = floor() if callable(floor) else floor
+        bottom = float(
+            rounding_floor(gap, scale, math.nan if known is None else known, engine_closed)
+        )
+        if goal < bottom:
+            head += "; " + _floor_note(gap, goal, bottom, unit, goal == tol)
     message = f"{head}; {note}" if note else head
     if warn_open and status is not Status.CONVERGED:
         warn(message)
     return status, message
 
 
+def rounding_floor(gap: Any, upper: Any, floor: Any, engine_closed: Any) -> FloatArray:
+    """Per element, the least gap more iterations could reach (the test of :func:`conclude`).
+
+    The largest of the bracket's rounding floor ``floor`` (NaN: unknown, left out), the gap
+    itself where the engine closed its own bracket (``engine_closed``: its arithmetic resolves
+    no further) and one ulp of ``upper`` (``2u·|upper|``). A target below it cannot be met.
+    """
+    known = np.asarray(floor, dtype=np.float64)
+    known = np.where(np.isfinite(known), known, 0.0)
+    reached = np.where(
+        np.asarray(engine_closed, dtype=bool), np.asarray(gap, dtype=np.float64), 0.0
+    )
+    scale = np.abs(np.asarray(upper, dtype=np.float64))
+    ulp = np.where(np.isfinite(scale), 2.0 * U * scale, 0.0)
+    out: FloatArray = np.maximum(np.maximum(known, reached), ulp)
+    return out
+
+
 def conclude_many(
     status: Sequence[Status] | NDArray[np.object_],
     tol: float,
     *,
+    rtol: float = 0.0,
     what: str = "points",
     note: str = "",
+    rounding: int = 0,
 ) -> tuple[NDArray[np.object_], str]:
-    """The status array and the one message of a curve or batch; warns once if any is open."""
+    """The status array and the one message of a curve or batch; warns once if any is open.
+
+    Each element's status is decided by the rule of :func:`conclude` (by :func:`conclude`
+    itself, or by :func:`met`); ``rtol`` is named in the message when it is not 0. ``rounding``
+    counts the open elements whose target is below their :func:`rounding_floor`: the message
+    says that rounding, not iterations, limits them.
+    """
     array = np.empty(len(status), dtype=object)
     array[:] = list(status)
     total = len(array)
     open_count = sum(s is not Status.CONVERGED for s in array)
+    rule = f"tol {tol:.3g}" if rtol <= 0.0 else f"max(tol {tol:.3g}, rtol {rtol:.3g}·|upper|)"
     if open_count == 0:
-        head = f"all {total} {what} certified to tol {tol:.3g}"
+        head = f"all {total} {what} certified to {rule}"
     else:
-        head = f"{open_count} of {total} {what} not converged to tol {tol:.3g}"
+        head = f"{open_count} of {total} {what} not converged to {rule}"
+        if rounding:
+            head += (
+                f" ({rounding} of them with a target below their rounding floor: rounding, not "
+                "iterations, limits them)"
+            )
     message = f"{head}; {note}" if note else head
     if open_count:
         warn(message)
@@ -234,6 +351,51 @@ def batch_bracket(
     lower, upper = rounding.bracket(stack, prior, upper_prior, float(alpha))
     same = constant_rows(stack)  # C_α = 0 exactly: [0, 0], not [0, rounding slack]
     return np.where(same, 0.0, lower), np.where(same, 0.0, upper)
+
+
+def floor(
+    matrix: FloatArray,
+    prior: FloatArray,
+    upper_prior: FloatArray | None = None,
+    *,
+    model: blahut.Model | None = None,
+    reduction: Reduction | None = None,
+) -> float:
+    """The rounding floor of :func:`bracket`'s bracket at these priors (same arguments).
+
+    The part of its gap that is the rounding allowance of its two ends
+    (:func:`dpcap.solvers.rounding.floor`): what remains at an optimal prior, the smallest gap
+    more iterations could reach. :func:`conclude` names it when a target is below it. NaN for
+    a model without an order (no allowance is known), 0 for identical rows.
+    """
+    if reduction is not None:
+        prior = reduction.prior_back(prior)
+        upper_prior = None if upper_prior is None else reduction.prior_back(upper_prior)
+    return float(
+        batch_floor(
+            matrix[None],
+            prior[None],
+            None if upper_prior is None else upper_prior[None],
+            model=model,
+        )[0]
+    )
+
+
+def batch_floor(
+    stack: FloatArray,
+    prior: FloatArray,
+    upper_prior: FloatArray | None = None,
+    *,
+    model: blahut.Model | None = None,
+) -> FloatArray:
+    """:func:`floor` of each element of a stack ``(B, nx, ny)`` (NaN: no allowance known)."""
+    model = blahut.SHANNON if model is None else model
+    alpha = 1.0 if isinstance(model, blahut.Shannon) else getattr(model, "alpha", None)
+    if alpha is None:
+        return np.full(stack.shape[0], np.nan)
+    out = rounding.floor(stack, prior, upper_prior, float(alpha))
+    result: FloatArray = np.where(constant_rows(stack), 0.0, out)
+    return result
 
 
 def constant_rows(stack: FloatArray) -> NDArray[np.bool_]:

@@ -320,6 +320,20 @@ def tolerance(tol: Any, unit: str = "nats") -> float:
     return value
 
 
+def rtol(value: Any) -> float:
+    """Validate a relative tolerance: a finite real number in ``[0, 1)`` (bools refused).
+
+    A bracket then converges when ``upper − lower ≤ max(tol, rtol·|upper|)``
+    (:func:`dpcap._core.certify.target`); 0 (the default of every query) leaves ``tol`` alone.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"rtol must be a finite number in [0, 1), got {show(value)}")
+    number = float(value)
+    if not 0.0 <= number < 1.0:  # NaN fails both comparisons
+        raise ParameterError(f"rtol must be a finite number in [0, 1), got {show(value)}")
+    return number + 0.0  # -0.0 → 0.0
+
+
 #: Most engine solves of a one-dimensional search of a query (a multiplier, a slope, a level:
 #: the capacity–cost multiplier, the rate–distortion slope, the privacy–distortion level).
 MAX_SOLVES = 100

@@ -50,6 +50,8 @@ def _parse(kind: str, name: str) -> Callable[[str], Any] | None:
     """The option type of a parameter of ``kind`` (None: a plain string)."""
     if name in ("tol", "time_limit"):
         return io.positive
+    if name == "rtol":
+        return io.relative
     if name == "max_iter":
         return io.integer(1)
     readers: dict[str, Callable[[str], Any]] = {

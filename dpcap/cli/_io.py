@@ -139,6 +139,17 @@ def positive(text: str) -> float:
     return value
 
 
+def relative(text: str) -> float:
+    """An argparse type: one number in ``[0, 1)`` (a relative tolerance)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
 def integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type: one integer ``>= minimum`` (and ``<= maximum`` if given)."""
     span = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
@@ -263,6 +274,7 @@ OPTIONS = {
     "shape": "--shape",
     "neighbors": "--neighbors",
     "max_iter": "--max-iter",
+    "rtol": "--rtol",
     "n_points": "--n-points",
     "solver": "--solver",
     "method": "--method",
@@ -351,13 +363,26 @@ def add_points(
     )
 
 
+#: The help of ``--rtol``, on every command that takes it.
+RTOL_HELP = (
+    "relative target in [0, 1): a bracket has converged once upper - lower <= "
+    "max(tol, rtol*|upper|) (default 0: tol alone)"
+)
+
+
 def add_solve_options(cmd: argparse.ArgumentParser, *, tol: str, max_iter: bool = True) -> None:
-    """``--tol`` (the certified gap, in nats) and ``--max-iter``."""
+    """``--tol`` (the certified gap, in nats), ``--rtol`` (relative) and ``--max-iter``."""
     cmd.add_argument(
         "--tol",
         type=positive,
         metavar="TOL",
         help=f"target certified gap upper - lower, in nats ({tol})",
+    )
+    cmd.add_argument(
+        "--rtol",
+        type=relative,
+        metavar="RTOL",
+        help=RTOL_HELP,
     )
     if max_iter:
         cmd.add_argument(

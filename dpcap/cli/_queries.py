@@ -95,7 +95,7 @@ def run_renyi(args: argparse.Namespace) -> str:
     """``dpcap renyi``: the text or JSON to print; writes ``--plot``."""
     data = read.read_channel(args.file, args.normalize)
     mech = io.mechanism(data, args)
-    options = io.given(args, "tol", "max_iter", "unit")
+    options = io.given(args, "tol", "rtol", "max_iter", "unit")
     orders = list(args.alpha or DEFAULT_ALPHAS)
     profile = renyi_profile(data.matrix, orders, **options)
     # Renyi DP is a privacy level, (alpha, eps)-RDP with eps a log-likelihood bound: in nats,

@@ -19,6 +19,7 @@ every grid point; :func:`dpcap.sweep` does the work. An example (``examples/swee
 
     [options]                          # optional: passed to dpcap.sweep
     tol = 1e-9
+    rtol = 1e-6                        # and a relative target: max(tol, rtol·|upper|)
     unit = "nats"
     chunk_size = 10
     retries = 2
@@ -44,7 +45,8 @@ Keys:
     one row per value). ``queries = ["capacity", "dp_epsilon"]`` is short for queries without
     parameters.
 ``[options]``
-    ``tol``, ``unit``, ``max_iter``, ``chunk_size``, ``retries`` of :func:`dpcap.sweep`.
+    ``tol``, ``rtol``, ``unit``, ``max_iter``, ``chunk_size``, ``retries`` of
+    :func:`dpcap.sweep`.
 
 TOML is read with :mod:`tomllib` (Python ≥ 3.11) or the ``tomli`` package (Python 3.10).
 """
@@ -75,7 +77,7 @@ __all__ = ["SpecError", "SweepSpec", "add_parser", "load_spec", "parse_spec", "r
 
 #: Keys of the spec file's top level and of its ``[options]`` table.
 TOP_LEVEL = ("family", "grid", "queries", "options")
-OPTIONS = ("tol", "unit", "max_iter", "chunk_size", "retries")
+OPTIONS = ("tol", "rtol", "unit", "max_iter", "chunk_size", "retries")
 
 #: The spec file's format, shown by ``dpcap sweep --help``.
 EPILOG = """\
@@ -89,7 +91,8 @@ spec file (TOML):
   [[queries]]                             one table per query
   query = "renyi_dp"
   alpha = [2.0, 8.0]                      a list gives one row per value
-  [options]                               optional: tol, unit, max_iter, chunk_size, retries
+  [options]                               optional: tol, rtol, unit, max_iter, chunk_size,
+                                          retries
 """
 
 #: Rows of the table printed when it is neither stored nor written as CSV.
@@ -121,7 +124,14 @@ def load_spec(path: str | Path) -> SweepSpec:
     if not path.is_file():
         raise DpcapError(f"no such file: {path}")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); a spec file is TOML, "
+            "which is UTF-8"
+        ) from exc
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from exc
     return parse_spec(data, str(path))

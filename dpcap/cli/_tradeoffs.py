@@ -155,7 +155,7 @@ def run_rd(args: argparse.Namespace) -> str:
     """``dpcap rd``: the text or JSON to print; writes ``--plot``."""
     data = read.read_input(args.file)
     prior = _prior(data, args)
-    options = io.given(args, "tol", "max_iter", "unit")
+    options = io.given(args, "tol", "rtol", "max_iter", "unit")
     if args.D is None:
         curve = rate_distortion_curve(prior, data.matrix, **io.given(args, "n_points"), **options)
     else:
@@ -197,7 +197,7 @@ def run_pd(args: argparse.Namespace) -> str:
     prior = _prior(data, args)
     if shape is not None:
         io.check_shape(shape, len(prior), data, args)
-    options = io.given(args, "n_points", "solver", "tol")
+    options = io.given(args, "n_points", "solver", "tol", "rtol")
     if neighbors is not None:
         options["neighbors"] = neighbors
     curve = privacy_distortion_curve(prior, data.matrix, args.D, shape=shape, **options)
@@ -233,7 +233,7 @@ def run_funnel(args: argparse.Namespace) -> str:
         )
     data = read.read_input(args.file)
     joint = _joint(data, args)
-    options = io.given(args, "method", "tol", "max_iter", "unit", "seed")
+    options = io.given(args, "method", "tol", "rtol", "max_iter", "unit", "seed")
     kinds = ["pf", "ib"] if args.problem == "both" else [args.problem]
     curves = {kind: _funnel(kind, joint, args, options) for kind in kinds}
     if args.plot is not None:

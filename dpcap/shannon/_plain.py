@@ -31,6 +31,7 @@ def plain_capacity(
     method: str = "ba",
     solver: str | None = None,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> CapacityResult:
@@ -38,18 +39,27 @@ def plain_capacity(
     if isinstance(W, (AdditiveMechanism, FunctionMechanism)):
         reduced = structured.reduce_mechanism(W)
         inner = plain_capacity(
-            reduced.rows, method=method, solver=solver, tol=tol, max_iter=max_iter, unit=unit
+            reduced.rows,
+            method=method,
+            solver=solver,
+            tol=tol,
+            rtol=rtol,
+            max_iter=max_iter,
+            unit=unit,
         )
         return structured.lift(inner, reduced)
     matrix = check.stochastic_matrix(W, "W")
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     check.choice(method, METHODS, "method")
     name = check.conic_solver(method, solver, CONIC_SOLVERS)
     reduction = reduce.reduce_channel(matrix)
     if method == "ba":
-        solution = blahut.solve(reduction.matrix[None], tol=tolerance, max_iter=budget)
+        solution = blahut.solve(
+            reduction.matrix[None], tol=tolerance, rtol=relative, max_iter=budget
+        )
         tag, note, iterations = "ba", "", int(solution.iterations[0])
         status_if_open = Status.MAX_ITER
     else:
@@ -65,7 +75,11 @@ def plain_capacity(
             )
         own = _certify.bracket(reduction.matrix, raw.prior)
         solution = blahut.solve(
-            reduction.matrix[None], tol=tolerance, max_iter=budget, initial=raw.prior[None]
+            reduction.matrix[None],
+            tol=tolerance,
+            rtol=relative,
+            max_iter=budget,
+            initial=raw.prior[None],
         )
         tag, iterations = f"conic/{name}", int(solution.iterations[0])
         note = (
@@ -75,11 +89,18 @@ def plain_capacity(
             "polished by the BA engine"
         )
         status_if_open = Status.INACCURATE
-    lower, upper, prior = _certify.bracket(
-        matrix, solution.prior[0], solution.upper_prior[0], reduction=reduction
-    )
+    priors = (solution.prior[0], solution.upper_prior[0])
+    lower, upper, prior = _certify.bracket(matrix, *priors, reduction=reduction)
     status, message = _certify.conclude(
-        upper - lower, tolerance, iterations=iterations, note=note, open_status=status_if_open
+        upper - lower,
+        tolerance,
+        rtol=relative,
+        upper=upper,
+        floor=lambda: _certify.floor(matrix, *priors, reduction=reduction),
+        engine_closed=bool(solution.converged[0]),
+        iterations=iterations,
+        note=note,
+        open_status=status_if_open,
     )
     return CapacityResult(
         value=upper / divisor,

@@ -66,6 +66,7 @@ def capacity_cost(
     method: str = "ba",
     solver: str | None = None,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> CostCapacityResult:
@@ -93,6 +94,9 @@ def capacity_cost(
         The cvxpy solver for ``method="conic"``.
     tol : float
         Target certified gap ``upper − lower`` in nats.
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     max_iter : int, optional
         Budget of Blahut–Arimoto iterations per engine solve (default 100,000).
     unit : {"nats", "bits"}
@@ -113,7 +117,7 @@ def capacity_cost(
     Warns
     -----
     ConvergenceWarning
-        If the bracket did not close to ``tol``.
+        If the bracket did not close to ``max(tol, rtol·|upper|)``.
 
     Notes
     -----
@@ -122,7 +126,9 @@ def capacity_cost(
     bracket shifted by the costs). Edge cases are exact: a budget at least the cost of the
     engine's unconstrained optimal prior returns :func:`dpcap.capacity`'s bracket (``s = 0``);
     a budget equal to the least cost is the capacity of the cheapest inputs' sub-channel
-    (``s = ∞``). Stopping rule: the certified gap, or :data:`MAX_SOLVES` multipliers.
+    (``s = ∞``). Stopping rule: the certified gap ``≤ max(tol, rtol·|upper|)`` at the best
+    upper end so far (each engine solve and the multiplier's search aim at a quarter of that
+    target), or :data:`MAX_SOLVES` multipliers.
 
     References
     ----------
@@ -145,6 +151,7 @@ def capacity_cost(
     (True, True)
     """
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     iterations_budget = check.max_iter(max_iter)
     divisor = check.unit_divisor(unit)
     check.choice(method, METHODS, "method")
@@ -165,7 +172,7 @@ def capacity_cost(
             f"budget={P!r} is below the least cost {least!r} {where} "
             f"(cost[{int(keep[np.argmin(sub_costs)])}]): no prior meets it"
         )
-    run = _Run(tolerance, iterations_budget, method, name)
+    run = _Run(tolerance, iterations_budget, method, name, relative)
     if least == P:
         answer = run.cheapest(sub, sub_costs)
     else:
@@ -176,6 +183,8 @@ def capacity_cost(
     status, message = _certify.conclude(
         answer.upper - answer.lower,
         tolerance,
+        rtol=relative,
+        upper=answer.upper,
         iterations=answer.iterations,
         note=answer.note,
         open_status=answer.open_status,
@@ -245,6 +254,7 @@ class _Run:
     max_iter: int
     method: str
     solver: str | None
+    rtol: float = 0.0
     spent: int = 0
     solves: int = 0
     exhausted: bool = False
@@ -255,13 +265,24 @@ class _Run:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             res = plain_capacity(
-                W, method=self.method, solver=self.solver, tol=self.tol, max_iter=self.max_iter
+                W,
+                method=self.method,
+                solver=self.solver,
+                tol=self.tol,
+                rtol=self.rtol,
+                max_iter=self.max_iter,
             )
         self.spent += res.iterations
         return res
 
     def tag(self) -> str:
         return "ba" if self.solver is None else f"conic/{self.solver}"
+
+    def target(self) -> float:
+        """The gap the bracket must meet, ``max(tol, rtol·|upper|)`` at the best upper end so
+        far (``tol`` before any)."""
+        upper = min((u for u, _ in self.brackets), default=math.inf)
+        return _certify.target(self.tol, self.rtol, upper)
 
     def cheapest(self, W: FloatArray, costs: FloatArray) -> _Answer:
         """``P = c_min``: only the cheapest inputs can carry mass, the capacity of their
@@ -376,7 +397,7 @@ class _Search:
             self.engine,
             self.engine_cost,
             s,
-            tol=run.tol / 4,
+            tol=run.target() / 4,
             max_iter=run.max_iter,
             initial=initial,
         )
@@ -434,7 +455,7 @@ class _Search:
 
     def going(self) -> bool:
         opts = self.opts
-        return self.gap() > opts.tol and opts.solves < check.MAX_SOLVES
+        return self.gap() > opts.target() and opts.solves < check.MAX_SOLVES
 
     def run(self, plain_prior: FloatArray) -> _Answer:
         """Bracket the multiplier, then ITP in ``log s`` on ``f(s) = P − Σ_x p_x(s) c_x``.
@@ -446,7 +467,7 @@ class _Search:
         ``0 < lo < hi``; a feasible prior at ``s`` leaves a gap of at most ``s(P − c_min)`` plus
         the engine's, so the downward steps stop there.
         """
-        opts, tol = self.opts, self.opts.tol
+        opts = self.opts
         nx, ny = self.W.shape
         self.lo, self.f_lo = 0.0, self.room - self.spend(plain_prior)
         self.hi = max(min(math.log(min(nx, ny)) / self.room, S_CEILING), 1e-300)
@@ -465,11 +486,11 @@ class _Search:
             self.visit(s, self.warm["lo"])
             factor = min(factor * factor, 1e100)
         factor = 8.0
-        while self.lo == 0.0 and self.going() and self.hi * self.room > tol / 4:
+        while self.lo == 0.0 and self.going() and self.hi * self.room > opts.target() / 4:
             self.visit(self.hi / factor, self.warm["hi"])
             factor = min(factor * factor, 1e100)
         if self.lo > 0.0:
-            self.search(tol / (4.0 * span))
+            self.search(opts.target() / (4.0 * span))
         upper, slope = min(opts.brackets)
         solves = f"{opts.solves} engine solves, multiplier bracket [{self.lo:.6g}, {self.hi:.6g}]"
         note = f"{solves}; dual bound at s = {slope:.6g}{self.note}"

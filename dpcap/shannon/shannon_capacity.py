@@ -40,13 +40,14 @@ def capacity(
     method: str = "ba",
     solver: str | None = None,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
     cost: Any = None,
     budget: Any = None,
     peak: Any = None,
 ) -> CapacityResult:
-    """Shannon capacity ``C = max_p I(X;Y)`` of a channel, certified to ``tol``.
+    """Shannon capacity ``C = max_p I(X;Y)`` of a channel, certified to ``tol`` (and ``rtol``).
 
     Parameters
     ----------
@@ -66,6 +67,9 @@ def capacity(
         The cvxpy solver for ``method="conic"`` (default CLARABEL; case-insensitive).
     tol : float
         Target certified gap ``upper − lower`` in nats.
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     max_iter : int, optional
         Budget of Blahut–Arimoto iterations (default 100,000).
     unit : {"nats", "bits"}
@@ -87,14 +91,18 @@ def capacity(
     Warns
     -----
     ConvergenceWarning
-        If the bracket did not close to ``tol``; ``status`` is then ``max_iter`` (BA) or
-        ``inaccurate`` (conic).
+        If the bracket did not close to ``max(tol, rtol·|upper|)``; ``status`` is then
+        ``max_iter`` (BA) or ``inaccurate`` (conic). The message says when the target is below
+        the bracket's rounding floor (rounding, not iterations, limits the gap).
 
     Notes
     -----
     Certificate (Blahut 1972, Arimoto 1972; ``docs/mathematics.rst`` §1):
     ``I(p, W) ≤ C ≤ max_x D(W_x ‖ pW)``.
     KKT: ``D(W_x ‖ q*) = C`` on the support of an optimal prior and ``≤ C`` off it.
+    Stopping rule: ``upper − lower ≤ max(tol, rtol·|upper|)``; ``tol`` alone is absolute,
+    so a small capacity (``C ≈ 4e-4`` nats at ``tol = 1e-9``) gets few correct digits unless
+    ``rtol`` asks for them.
 
     Examples
     --------
@@ -124,10 +132,13 @@ def capacity(
             method=method,
             solver=solver,
             tol=tol,
+            rtol=rtol,
             max_iter=max_iter,
             unit=unit,
         )
-    return plain_capacity(W, method=method, solver=solver, tol=tol, max_iter=max_iter, unit=unit)
+    return plain_capacity(
+        W, method=method, solver=solver, tol=tol, rtol=rtol, max_iter=max_iter, unit=unit
+    )
 
 
 def _channels(Ws: Any) -> tuple[list[FloatArray], list[structured.Reduced | None]]:
@@ -175,6 +186,7 @@ def capacities(
     /,
     *,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> CapacitiesResult:
@@ -187,8 +199,8 @@ def capacities(
         each channel is reduced exactly as :func:`capacity` reduces it, the reduced channels of
         one shape are solved together as one vectorised batch, and each bracket is recomputed
         on the channel as given. Element ``i`` is then :func:`capacity` of ``Ws[i]`` with the
-        same ``tol`` and ``max_iter``, bit for bit: value, bracket, prior, output, status and
-        iterations (the engine treats the elements of a batch independently, and the
+        same ``tol``, ``rtol`` and ``max_iter``, bit for bit: value, bracket, prior, output,
+        status and iterations (the engine treats the elements of a batch independently, and the
         certificate is evaluated channel by channel). An additive mechanism is solved on its
         reachable totals, as :func:`capacity` solves it, and its prior is the dense law on its
         databases (``shapes[i]`` counts the databases); one whose dense matrix would exceed
@@ -207,8 +219,8 @@ def capacities(
         copied to the host once, validated there and sent back to its device as float64; the
         engine runs there, in that library; the brackets are certified on the host in NumPy
         float64, exactly as for a NumPy stack. The result holds NumPy arrays.
-    tol, max_iter, unit
-        As for :func:`capacity`.
+    tol, rtol, max_iter, unit
+        As for :func:`capacity` (the rule applies to each element).
 
     Returns
     -------
@@ -240,26 +252,33 @@ def capacities(
     """
     if isinstance(Ws, np.ndarray) and Ws.ndim == 3:
         stack = check.stochastic_stack(Ws, "Ws")
-        tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
-        return _stack_capacities(stack, tolerance, budget, divisor, unit)
+        rule, budget, divisor = _batch_options(tol, rtol, max_iter, unit)
+        return _stack_capacities(stack, rule, budget, divisor, unit)
     if backend.is_foreign_array(Ws):
         stack = check.stochastic_stack(backend.to_host(Ws), "Ws")
-        tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
+        rule, budget, divisor = _batch_options(tol, rtol, max_iter, unit)
         on_device = backend.space(Ws).asarray(stack)  # the validated channels, on Ws's device
-        return _stack_capacities(stack, tolerance, budget, divisor, unit, on_device)
+        return _stack_capacities(stack, rule, budget, divisor, unit, on_device)
     mats, lifts = _channels(Ws)
-    tolerance, budget, divisor = _batch_options(tol, max_iter, unit)
-    return _list_capacities(mats, tolerance, budget, divisor, unit, lifts)
+    rule, budget, divisor = _batch_options(tol, rtol, max_iter, unit)
+    return _list_capacities(mats, rule, budget, divisor, unit, lifts)
 
 
-def _batch_options(tol: float, max_iter: int | None, unit: str) -> tuple[float, int, float]:
-    """The validated ``(tol, max_iter, unit divisor)`` of a batch."""
-    return check.tolerance(tol), check.max_iter(max_iter), check.unit_divisor(unit)
+#: The stopping rule of a batch: ``(tol, rtol)`` (:func:`dpcap._core.certify.conclude`).
+Rule = tuple[float, float]
+
+
+def _batch_options(
+    tol: float, rtol: float, max_iter: int | None, unit: str
+) -> tuple[Rule, int, float]:
+    """The validated ``((tol, rtol), max_iter, unit divisor)`` of a batch."""
+    rule = (check.tolerance(tol), check.rtol(rtol))
+    return rule, check.max_iter(max_iter), check.unit_divisor(unit)
 
 
 def _list_capacities(
     mats: list[FloatArray],
-    tolerance: float,
+    rule: Rule,
     budget: int,
     divisor: float,
     unit: str,
@@ -296,6 +315,8 @@ def _list_capacities(
         per_stack = max(1, blahut.BLOCK_ELEMENTS // (nx * ny))
         chunks.extend(members[k : k + per_stack] for k in range(0, len(members), per_stack))
     lower, upper = np.empty(B), np.empty(B)
+    floors = np.full(B, np.nan)  # the rounding floors of the open brackets (NaN: not needed)
+    closed = np.zeros(B, dtype=bool)  # where the engine's own bracket met the rule
     iterations = np.empty(B, dtype=np.int64)
     prior = np.full((B, max(s[0] for s in shapes)), np.nan)
     output = np.full((B, max(s[1] for s in shapes)), np.nan)
@@ -304,9 +325,10 @@ def _list_capacities(
             stack = reductions[chunk[0]].matrix[None]
         else:
             stack = np.stack([reductions[i].matrix for i in chunk])
-        solution = blahut.solve(stack, tol=tolerance, max_iter=budget)
+        solution = blahut.solve(stack, tol=rule[0], rtol=rule[1], max_iter=budget)
         del stack
         iterations[chunk] = solution.iterations
+        closed[chunk] = solution.converged
         # priors back on each channel as given, then one certificate per group of channels of
         # one (C-ordered) shape: the certificate of a row does not depend on the rows beside it
         backs = [reductions[i].prior_back(solution.prior[j]) for j, i in enumerate(chunk)]
@@ -329,6 +351,8 @@ def _list_capacities(
             for k, j in enumerate(members):
                 i = chunk[j]
                 lower[i], upper[i] = lo[k], up[k]
+                if not _certify.met(up[k] - lo[k], *rule, up[k]):
+                    floors[i] = _certify.floor(mats[i], backs[j], ups[j])
                 rows, cols = shapes[i]
                 lifted = lifts[i]
                 prior[i, :rows] = (
@@ -336,8 +360,9 @@ def _list_capacities(
                 )
                 output[i, :cols] = backs[j] @ mats[i]
     return _result(
-        lower, upper, prior, output, iterations, tolerance, budget, divisor, unit, shapes, True
-    )
+        lower, upper, prior, output, iterations, rule, budget, divisor, unit, shapes,
+        (floors, closed), each=True,
+    )  # fmt: skip
 
 
 #: Channels up to this many entries are screened together for reductions (see _reductions).
@@ -389,7 +414,7 @@ def _irreducible(W: FloatArray) -> NDArray[np.bool_]:
 
 def _stack_capacities(
     stack: FloatArray,
-    tolerance: float,
+    rule: Rule,
     budget: int,
     divisor: float,
     unit: str,
@@ -403,7 +428,7 @@ def _stack_capacities(
     """
     B, nx, ny = stack.shape
     engine_input = stack if engine_stack is None else engine_stack
-    solution = blahut.solve(engine_input, tol=tolerance, max_iter=budget)
+    solution = blahut.solve(engine_input, tol=rule[0], rtol=rule[1], max_iter=budget)
     prior, upper_prior = solution.prior, solution.upper_prior
     lower, upper = np.empty(B), np.empty(B)
     # Certified one part of the engine's size at a time (a copy is at most one part). The radius
@@ -425,9 +450,15 @@ def _stack_capacities(
                 )
     output = np.einsum("bx,bxy->by", prior, stack)
     shapes = ((nx, ny),) * B
+    floors = np.full(B, np.nan)  # the rounding floors of the open brackets, part by part
+    open_ = np.flatnonzero(~_certify.met(upper - lower, *rule, upper))
+    for start in range(0, open_.size, per_part):
+        idx = open_[start : start + per_part]
+        floors[idx] = _certify.batch_floor(stack[idx], prior[idx], upper_prior[idx])
     return _result(
-        lower, upper, prior, output, solution.iterations, tolerance, budget, divisor, unit, shapes
-    )
+        lower, upper, prior, output, solution.iterations, rule, budget, divisor, unit, shapes,
+        (floors, solution.converged),
+    )  # fmt: skip
 
 
 def _result(
@@ -436,24 +467,44 @@ def _result(
     prior: FloatArray,
     output: FloatArray,
     iterations: NDArray[np.int64],
-    tolerance: float,
+    rule: Rule,
     budget: int,
     divisor: float,
     unit: str,
     shapes: tuple[tuple[int, int], ...],
+    rounding: tuple[FloatArray, NDArray[np.bool_]],
     each: bool = False,
 ) -> CapacitiesResult:
     """The result of a batch; statuses as :func:`capacity` concludes them, one warning.
 
-    With ``each``, every element also gets the message :func:`capacity` would give it (one
-    formatting per element: the list path, not the vectorised stack).
+    ``rounding`` is, per element, the rounding floor of its bracket (NaN where it was not
+    needed: a closed bracket) and whether the engine closed its own bracket: the message counts
+    the open elements whose target is below their floor. With ``each``, every element also
+    gets the message :func:`capacity` would give it (one formatting per element: the list
+    path, not the vectorised stack).
     """
+    tolerance, relative = rule
+    floors, closed = rounding
+    gap = upper - lower
+    met = _certify.met(gap, tolerance, relative, upper)
     status = np.full(len(lower), Status.MAX_ITER, dtype=object)
-    status[upper - lower <= tolerance] = Status.CONVERGED
+    status[met] = Status.CONVERGED
+    below = _certify.targets(tolerance, relative, upper) < _certify.rounding_floor(
+        gap, upper, floors, closed
+    )
     messages = (
         tuple(
-            _certify.conclude(gap, tolerance, iterations=int(it), warn_open=False)[1]
-            for gap, it in zip(upper - lower, iterations, strict=True)
+            _certify.conclude(
+                float(gap[i]),
+                tolerance,
+                rtol=relative,
+                upper=float(upper[i]),
+                floor=float(floors[i]),
+                engine_closed=bool(closed[i]),
+                iterations=int(iterations[i]),
+                warn_open=False,
+            )[1]
+            for i in range(len(lower))
         )
         if each
         else ()
@@ -461,8 +512,10 @@ def _result(
     status, message = _certify.conclude_many(
         status,
         tolerance,
+        rtol=relative,
         what="channels",
         note=f"budget {budget} iterations each",
+        rounding=int(np.sum(below & ~met)),
     )
     return CapacitiesResult(
         value=upper / divisor,

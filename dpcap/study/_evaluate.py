@@ -54,7 +54,7 @@ FAILED = "failed"
 TRANSIENT: tuple[type[BaseException], ...] = (MemoryError, OSError)
 
 #: Sweep-wide options handed to every query that takes them (unless the query sets its own).
-OPTIONS = ("tol", "unit", "max_iter")
+OPTIONS = ("tol", "rtol", "unit", "max_iter")
 
 
 # --- evaluation ---------------------------------------------------------------------------
@@ -138,7 +138,8 @@ def _unit_of(spec: Query, kwargs: dict[str, Any]) -> str:
 
 def _kwargs(spec: Query, params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """The query's own parameters, plus the sweep's options it takes and does not set."""
-    takes = spec.parameters if spec.sweep_tol else tuple(k for k in spec.parameters if k != "tol")
+    own = ("tol", "rtol")  # a query whose tol is not a gap in nats keeps its own rule
+    takes = spec.parameters if spec.sweep_tol else tuple(k for k in spec.parameters if k not in own)
     out = {k: v for k, v in options.items() if k in takes and v is not None}
     out.update(params)
     return out
@@ -307,7 +308,7 @@ def _answers(
 ) -> dict[int, tuple[Any, str, float]]:
     """``{point: (answer, error, seconds)}`` of one query over the built instances."""
     name = spec.name
-    batched = {k: v for k, v in kwargs.items() if k in ("tol", "max_iter", "unit")}
+    batched = {k: v for k, v in kwargs.items() if k in ("tol", "rtol", "max_iter", "unit")}
     key = ("capacity", *(f"{k}={v!r}" for k, v in sorted(batched.items())))
     if name in ("capacity", "midp") and set(kwargs) <= set(batched):
         wanted = built if name == "capacity" else [i for i in built if _one_entry(i.obj)]

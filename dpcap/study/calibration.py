@@ -13,7 +13,8 @@ end exceeds it, ``lower(θ) > target``; the point estimate never decides. A DP m
 form computed in floating point without a rigorous bound on its rounding: its value ``v`` is
 widened to ``v ± (CLOSED_FORM_RTOL·|v| + CLOSED_FORM_ATOL)`` (so ``e^ε`` rounding to 1 does not
 "prove" 0-DP), and the message says so. A bracket that straddles the target decides nothing: it
-is re-evaluated at a 1000× tighter ``tol`` (down to ``1e-13``), and a parameter still undecided
+is re-evaluated at a 1000× tighter ``tol`` (down to ``1e-13``; and a 1000× tighter ``rtol``
+down to ``1e-12``, then 0, when the measure was given one), and a parameter still undecided
 is only *not proven feasible*. The answer is a bracket of the parameter between ``θ_F``, proven
 feasible (the returned ``value``), and ``θ_I``, proven infeasible: the largest feasible
 parameter of an increasing measure (the smallest of a decreasing one) lies between them.
@@ -74,6 +75,9 @@ ITP_SLACK, ITP_KAPPA = 2, 0.1
 
 #: Smallest measure ``tol`` asked for when a bracket straddles the target and is re-evaluated.
 MIN_RETRY_TOL = 1e-13
+
+#: Smallest measure ``rtol`` asked for on a re-evaluation; below it, 0 (``tol`` alone).
+MIN_RETRY_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -375,6 +379,8 @@ class _Search:
         self.calls = self.retries = 0
         takes = "tol" in query.parameters  # a measure without tol is never re-evaluated
         self.tol = float(kwargs.get("tol", query.default("tol"))) if takes else 0.0
+        relative = takes and "rtol" in query.parameters
+        self.rtol = float(kwargs.get("rtol", query.default("rtol")) or 0.0) if relative else 0.0
         self.closed = False
 
     def _call(self, theta: float, mechanism: Any, kwargs: dict[str, Any]) -> Any:
@@ -395,11 +401,16 @@ class _Search:
     def evaluate(self, theta: float) -> _Point:
         mechanism = self.build(theta)
         result, lower, upper = self._call(theta, mechanism, self.kwargs)
-        tol = self.tol
-        while lower <= self.target < upper and max(tol * 1e-3, MIN_RETRY_TOL) < tol:
-            # the bracket straddles the target: retry at a 1000× tighter tolerance
-            tol, self.retries = max(tol * 1e-3, MIN_RETRY_TOL), self.retries + 1
-            result, lower, upper = self._call(theta, mechanism, self.kwargs | {"tol": tol})
+        tol, rtol = self.tol, self.rtol
+        while lower <= self.target < upper:
+            # the bracket straddles the target: retry at 1000× tighter tolerances
+            tighter = max(tol * 1e-3, MIN_RETRY_TOL)
+            relative = rtol * 1e-3 if rtol * 1e-3 >= MIN_RETRY_RTOL else 0.0
+            if not (tighter < tol or relative < rtol):
+                break
+            tol, rtol, self.retries = min(tighter, tol), relative, self.retries + 1
+            again = self.kwargs | {"tol": tol} | ({"rtol": rtol} if self.rtol else {})
+            result, lower, upper = self._call(theta, mechanism, again)
         closed = not hasattr(result, "upper")
         self.closed |= closed
         self.points.append(_Point(theta, lower, upper, closed, mechanism, result))

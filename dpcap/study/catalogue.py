@@ -109,6 +109,7 @@ KINDS: dict[str, str] = {
     "budget": "number",
     "peak": "number",
     "tol": "number",
+    "rtol": "number",
     "time_limit": "number",
     "max_iter": "integer",
     "entry": "integer",
@@ -133,6 +134,7 @@ ARRAY_KINDS = ("vector", "matrix", "integers")
 #: Checks of values by parameter name (the sweep-wide options), run when a spec is read.
 _NAMED: dict[str, Callable[[Any, str], Any]] = {
     "tol": lambda v, n: check.tolerance(v),
+    "rtol": lambda v, n: check.rtol(v),
     "max_iter": lambda v, n: check.max_iter(v),
 }
 
@@ -177,9 +179,9 @@ class Query:
     summary : str
         One line saying what the query computes (its ``--help``).
     sweep_tol : bool
-        Whether a sweep's ``tol`` (a certified gap in nats) is handed to the function; false
-        for a query whose ``tol`` means something else (a relative MILP gap, a grid
-        resolution), which then keeps its own default unless the query sets it.
+        Whether a sweep's ``tol`` (a certified gap in nats) and ``rtol`` are handed to the
+        function; false for a query whose ``tol`` means something else (a relative MILP gap, a
+        grid resolution), which then keeps its own defaults unless the query sets them.
     """
 
     name: str
@@ -336,8 +338,9 @@ def register_query(
     replace : bool
         Replace a query registered earlier under ``name`` (not a built-in one).
     sweep_tol : bool
-        Whether a sweep hands its ``tol`` (a certified gap in nats) to ``function`` when the
-        query does not set one; false when ``tol`` means something else to ``function``.
+        Whether a sweep hands its ``tol`` (a certified gap in nats) and ``rtol`` to
+        ``function`` when the query does not set them; false when ``tol`` means something else
+        to ``function``.
 
     Returns
     -------

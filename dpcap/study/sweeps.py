@@ -76,6 +76,7 @@ def sweep(
     workers: int | None = None,
     retries: int = 2,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     unit: str = "nats",
     max_iter: int | None = None,
     allow_modules: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
@@ -142,8 +143,11 @@ def sweep(
         a point that still fails gives rows with status ``failed`` and the error, which are
         not stored (a resumed sweep tries it again). A point whose family or query raises a
         deterministic error (``ValueError``, ``TypeError``, …) gives final ``failed`` rows.
-    tol, unit, max_iter
-        Passed to every query that takes them, unless its own parameters set them.
+    tol, rtol, unit, max_iter
+        Passed to every query that takes them, unless its own parameters set them. A bracket
+        has converged once ``upper − lower ≤ max(tol, rtol·|upper|)`` (``rtol`` in ``[0, 1)``,
+        default 0: ``tol`` alone); ``rtol`` is recorded in a store's spec only when it is not 0
+        (a store written without it resumes).
     allow_modules : str, path or list of them, optional
         The modules whose functions a string ``family`` may name (``"module:function"``): a
         module name (``"mypackage.families"``, imported from ``sys.path`` as it is) or the
@@ -184,11 +188,13 @@ def sweep(
     points = spec_.points(grid, fn)
     plan = spec_.queries(queries)
     check.unit_divisor(unit)
-    options = {
+    options: dict[str, Any] = {
         "tol": check.tolerance(tol),
         "unit": str(unit),
         "max_iter": None if max_iter is None else check.max_iter(max_iter),
     }
+    if check.rtol(rtol):  # 0 is left out: the spec of a sweep without rtol is as before
+        options["rtol"] = check.rtol(rtol)
     if store is not None and not os.fspath(store):
         raise ParameterError("store must be a path, got an empty string")
     kind, n_workers = _executor(executor, scheduler, workers)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dpcap._core import certify as _certify
 from dpcap._core import validation as check
 from dpcap.solvers import ratedistortion as engine
 from dpcap.solvers.mixing import least_weight
@@ -129,10 +130,12 @@ def solve(
     initial: FloatArray | None,
     tol: float,
     budget: int,
+    rtol: float = 0.0,
 ) -> list[Point]:
-    """Engine solves at ``slopes``; every certificate is recomputed from the returned objects."""
+    """Engine solves at ``slopes`` (each to ``max(tol, rtol·I)``); every certificate is
+    recomputed from the returned objects."""
     p, d = problem.prior, problem.distortion
-    raw = engine.solve(p, d, slopes, tol=tol, max_iter=budget, initial=initial)
+    raw = engine.solve(p, d, slopes, tol=tol, rtol=rtol, max_iter=budget, initial=initial)
     q = np.exp(raw.log_output)
     q /= q.sum(axis=-1, keepdims=True)
     W = raw.mechanism / raw.mechanism.sum(axis=-1, keepdims=True)
@@ -220,8 +223,9 @@ def _chord(below: Point, points: list[Point], D: float) -> float:
     return theta * a.information + (1.0 - theta) * below.information
 
 
-def search(problem: Problem, D: float, tol: float, budget: int) -> Answer:
-    """The exponential mechanism whose bracket at D closes (see ``rate_distortion``)."""
+def search(problem: Problem, D: float, tol: float, budget: int, rtol: float = 0.0) -> Answer:
+    """The exponential mechanism whose bracket at D closes to ``max(tol, rtol·upper)`` (see
+    ``rate_distortion``)."""
     d_min = problem.d_min
     inner = tol / 4  # engine gap; the rest of tol is left for the distance D − D_s
     points: list[Point] = [constant_point(problem)]
@@ -230,7 +234,8 @@ def search(problem: Problem, D: float, tol: float, budget: int) -> Answer:
     def run(s: float, initial: FloatArray | None) -> Point:
         nonlocal iterations, solves
         slopes = np.array([s])
-        (pt,) = solve(problem, slopes, None if initial is None else initial[None], inner, budget)
+        start = None if initial is None else initial[None]
+        (pt,) = solve(problem, slopes, start, inner, budget, rtol / 4)
         iterations += pt.iterations
         solves += 1
         points.append(pt)
@@ -253,14 +258,16 @@ def search(problem: Problem, D: float, tol: float, budget: int) -> Answer:
             return False
         gap = chosen.information - lower
         history.append(gap)
-        if gap <= tol:
+        goal = _certify.target(tol, rtol, chosen.information)
+        if gap <= goal:
             return True
         stalled = len(history) > STALL and history[-1] > 0.5 * history[-1 - STALL]
-        return stalled and _chord(chosen, points, D) - lower <= tol
+        chord = _chord(chosen, points, D)
+        return stalled and chord - lower <= _certify.target(tol, rtol, chord)
 
     # A batch of slopes, then geometric steps (the factor squares each time, so that slopes
     # of any magnitude are reached in a few solves) bracket the crossing D_s = D.
-    found = solve(problem, GRID / problem.scale, None, inner, budget)
+    found = solve(problem, GRID / problem.scale, None, inner, budget, rtol / 4)
     iterations += sum(pt.iterations for pt in found)
     solves += len(found)
     points.extend(found)
@@ -330,7 +337,7 @@ def search(problem: Problem, D: float, tol: float, budget: int) -> Answer:
         exhausted=exhausted,
     )
     above = [pt for pt in points if pt.distortion > D]
-    if chosen.information - lower > tol and above:
+    if chosen.information - lower > _certify.target(tol, rtol, chosen.information) and above:
         nearest = min(above, key=lambda pt: pt.distortion)
         W, theta = mix(problem, nearest, chosen, D)
         upper = float(engine.information(problem.prior, W[None])[0])
@@ -372,7 +379,9 @@ def _bend(left: Point, right: Point, d_min: float, d_span: float, r_span: float)
     return 0.5 * abs(ab[0] * at[1] - ab[1] * at[0])
 
 
-def sample(problem: Problem, n_points: int, tol: float, budget: int) -> list[Point]:
+def sample(
+    problem: Problem, n_points: int, tol: float, budget: int, rtol: float = 0.0
+) -> list[Point]:
     """Up to ``n_points`` certified points between ``D_min`` and ``D_max``, placed where R bends.
 
     Starts from the two endpoints (``s = 0`` and ``s = ∞``) and repeatedly solves at the chord
@@ -381,7 +390,7 @@ def sample(problem: Problem, n_points: int, tol: float, budget: int) -> list[Poi
     """
     points = [constant_point(problem)]
     if problem.d_max > problem.d_min:
-        points += solve(problem, np.array([np.inf]), None, tol, budget)
+        points += solve(problem, np.array([np.inf]), None, tol, budget, rtol)
     d_span = max(problem.d_max - problem.d_min, 1e-300)
     done: set[tuple[float, float]] = set()
     while len(points) < n_points:
@@ -406,6 +415,6 @@ def sample(problem: Problem, n_points: int, tol: float, budget: int) -> list[Poi
         initial = np.stack([0.5 * (left.output + right.output) for _, _, left, right in chosen])
         for _, _, left, right in chosen:
             done.add((left.slope, right.slope))
-        points += solve(problem, slopes, initial, tol, budget)
+        points += solve(problem, slopes, initial, tol, budget, rtol)
     points.sort(key=lambda pt: pt.distortion)
     return points

@@ -83,7 +83,7 @@ class _Search:
     note: str
 
 
-def _search(problem: lp.Problem, budget: float, tol: float) -> _Search:
+def _search(problem: lp.Problem, budget: float, tol: float, rtol: float = 0.0) -> _Search:
     """ε*(D): the closed forms at the ends (with their rounding rule), else :func:`_bracket`."""
     at_min = problem.d_min - problem.d_min_slack
     if budget < at_min:
@@ -118,10 +118,10 @@ def _search(problem: lp.Problem, budget: float, tol: float) -> _Search:
                 "of d_min: read as d_min)"
             )
         return _Search(math.inf, math.inf, point, 0, note)
-    return _bracket(problem, budget, tol)
+    return _bracket(problem, budget, tol, rtol)
 
 
-def _bracket(problem: lp.Problem, budget: float, tol: float) -> _Search:
+def _bracket(problem: lp.Problem, budget: float, tol: float, rtol: float = 0.0) -> _Search:
     """ε*(D) for ``d_min < D < d*(0)``: a bracketing search over ε on ``f(ε) = d*(ε) − D``.
 
     The ends keep ``f(lo) ≥ L(lo) − D > 0`` (an LP lower bound) and a verified mechanism at level
@@ -130,7 +130,8 @@ def _bracket(problem: lp.Problem, budget: float, tol: float) -> _Search:
     more solves than bisection plus two, superlinear where ``d*`` is smooth. An ε the LP cannot
     decide (``L(ε) ≤ D < U(ε)``) lies within about ``(U − L)/|d*'|`` of ε*: it is straddled at
     that distance on either side, the distance doubled on a side while it stays undecided, and
-    the search stops after 8 solves that do not halve the bracket.
+    the search stops after 8 solves that do not halve the bracket. It stops when
+    ``hi − lo ≤ max(tol, rtol·hi)``; ITP's own tolerance is that target at the first ``hi``.
     """
     lo, f_lo = 0.0, problem.d_zero - budget
     best = _feasible_start(problem, budget)
@@ -151,18 +152,19 @@ def _bracket(problem: lp.Problem, budget: float, tol: float) -> _Search:
         )
     # ITP's budget (bisection's count + 2) and truncation κ₁ = 0.5/width₀ (κ₂ = 2): measured
     # best of n₀ ∈ {1, 2, 3, 4}, κ₁·width₀ ∈ {0.05, 0.2, 0.5, 1} on 48 budgets (mean 12 solves)
-    steps = max(math.ceil(math.log2(max((hi - lo) / tol, 1.0))), 0) + 2
-    kappa = 0.5 / max(hi - lo, tol)
+    x_tol = _certify.target(tol, rtol, hi)
+    steps = max(math.ceil(math.log2(max((hi - lo) / x_tol, 1.0))), 0) + 2
+    kappa = 0.5 / max(hi - lo, x_tol)
     solves, stuck, reference = 0, 0, hi - lo
     zone, spread, radius, toggle = [math.nan, math.nan], 0.0, [0.0, 0.0], True
     failures: list[str] = []
-    while hi - lo > tol and solves < check.MAX_SOLVES and stuck < 8:
+    while hi - lo > _certify.target(tol, rtol, hi) and solves < check.MAX_SOLVES and stuck < 8:
         side = -1
         if lo < zone[0] and zone[1] < hi:
             eps, side = _straddle(zone, radius, lo, hi, toggle)
             toggle = not toggle
         else:
-            eps = itp.step(lo, hi, f_lo, f_hi, tol, steps, kappa, secant_hi=best.eps)
+            eps = itp.step(lo, hi, f_lo, f_hi, x_tol, steps, kappa, secant_hi=best.eps)
             steps -= 1
         point = lp.evaluate(problem, eps)
         solves += 1
@@ -198,7 +200,7 @@ def _bracket(problem: lp.Problem, budget: float, tol: float) -> _Search:
             f"; {problem.solver} failed on {len(failures)} of {solves} solves ({failures[0]}), "
             "replaced by closed-form brackets"
         )
-        if hi - lo > tol:
+        if hi - lo > _certify.target(tol, rtol, hi):
             note += ": the bracket is the best certified one found; try another solver"
     return _Search(hi, lo, best, solves, note)
 
@@ -232,12 +234,21 @@ def _straddle(
     return (zone[1] + hi) / 2, -1
 
 
-def _privacy_point(problem: lp.Problem, D: float, tol: float, warn: bool) -> DistortionResult:
-    found = _search(problem, D, tol)
+def _privacy_point(
+    problem: lp.Problem, D: float, rule: tuple[float, float], warn: bool
+) -> DistortionResult:
+    tol, rtol = rule
+    found = _search(problem, D, tol, rtol)
     point = found.point
     gap = 0.0 if found.value == found.lower else found.value - found.lower
     status, message = _certify.conclude(
-        gap, tol, note=found.note, open_status=Status.INACCURATE, warn_open=warn
+        gap,
+        tol,
+        rtol=rtol,
+        upper=found.value,
+        note=found.note,
+        open_status=Status.INACCURATE,
+        warn_open=warn,
     )
     return DistortionResult(
         value=found.value,
@@ -259,7 +270,7 @@ def _privacy_point(problem: lp.Problem, D: float, tol: float, warn: bool) -> Dis
 
 
 def _share_certificates(
-    points: dict[int, DistortionResult], levels: FloatArray, tol: float
+    points: dict[int, DistortionResult], levels: FloatArray, rule: tuple[float, float]
 ) -> None:
     """Make the brackets monotone: ε* is non-increasing in D, and so are both certificates.
 
@@ -293,7 +304,13 @@ def _share_certificates(
         gap = 0.0 if point.upper == point.lower else point.upper - point.lower
         note = point.message.split("; ", 1)[1] if "; " in point.message else ""
         status, message = _certify.conclude(
-            gap, tol, note=note, open_status=Status.INACCURATE, warn_open=False
+            gap,
+            rule[0],
+            rtol=rule[1],
+            upper=point.upper,
+            note=note,
+            open_status=Status.INACCURATE,
+            warn_open=False,
         )
         points[i] = replace(point, status=status, message=message)
 
@@ -316,6 +333,7 @@ def privacy_distortion(
     shape: Sequence[int] | None = None,
     neighbors: Neighbors = "hamming",
     tol: float = 1e-9,
+    rtol: float = 0.0,
     solver: str | None = None,
 ) -> DistortionResult:
     r"""Wang–Ying–Zhang's privacy–distortion function ``ε*(D)``, with a certified bracket.
@@ -348,6 +366,9 @@ def privacy_distortion(
         ``|d*'(ε*)| ≳ δ/1e-9``; where ``d*`` is flatter (just below ``d*(0)`` when ε* jumps
         there, or at large ε*, where ``|d*'| ≈ D − d_min``) the bracket stops wider, with
         status ``inaccurate``, a warning, and ``δ`` in the message.
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     solver : {"CLARABEL", "HIGHS", "ECOS", "SCS"}, optional
         The LP backend, case-insensitive (default Clarabel).
 
@@ -371,12 +392,13 @@ def privacy_distortion(
     Warns
     -----
     ConvergenceWarning
-        If the bracket is wider than ``tol`` (status ``inaccurate``): the LP's accuracy could not
-        separate the two sides, the solve budget (100) ran out, or the LP solver failed (as
-        Clarabel may for ``e^ε ≳ 1e8``, a budget just above ``d_min``). A failed solve is not an
-        error: it gives the closed-form bracket of :func:`dpcap.optimal_mechanism` at its ε, and
-        the search returns the best certified bracket found (``lower`` from infeasibility
-        certificates, ``upper`` from a verified mechanism, or ∞), the failure in ``message``.
+        If the bracket is wider than ``max(tol, rtol·upper)`` (status ``inaccurate``): the
+        LP's accuracy could not separate the two sides, the solve budget (100) ran out, or the
+        LP solver failed (as Clarabel may for ``e^ε ≳ 1e8``, a budget just above ``d_min``). A
+        failed solve is not an error: it gives the closed-form bracket of
+        :func:`dpcap.optimal_mechanism` at its ε, and the search returns the best certified
+        bracket found (``lower`` from infeasibility certificates, ``upper`` from a verified
+        mechanism, or ∞), the failure in ``message``.
 
     Notes
     -----
@@ -436,8 +458,8 @@ def privacy_distortion(
     (True, True)
     """
     problem = lp.build(prior, distortion, shape, neighbors, solver, "distortion")
-    tolerance = check.tolerance(tol)
-    return _privacy_point(problem, _level_D(D), tolerance, warn=True)
+    rule = (check.tolerance(tol), check.rtol(rtol))
+    return _privacy_point(problem, _level_D(D), rule, warn=True)
 
 
 def privacy_distortion_curve(
@@ -450,13 +472,14 @@ def privacy_distortion_curve(
     shape: Sequence[int] | None = None,
     neighbors: Neighbors = "hamming",
     tol: float = 1e-9,
+    rtol: float = 0.0,
     solver: str | None = None,
 ) -> CurveResult:
     r"""The privacy–distortion curve ``D ↦ ε*(D)`` at many budgets, always a CurveResult.
 
     Parameters
     ----------
-    prior, distortion, shape, neighbors, tol, solver
+    prior, distortion, shape, neighbors, tol, rtol, solver
         As in :func:`privacy_distortion` (which returns one point as a DistortionResult).
     D : array_like, optional
         The budgets, each ``≥ d_min``. Default: ``n_points`` budgets evenly spaced over
@@ -484,7 +507,7 @@ def privacy_distortion_curve(
     Warns
     -----
     ConvergenceWarning
-        Once, if any point's bracket is wider than ``tol``.
+        Once, if any point's bracket is wider than its target.
 
     Notes
     -----
@@ -498,7 +521,7 @@ def privacy_distortion_curve(
     [1.9459, 1.0986, 0.5108, 0.0]
     """
     problem = lp.build(prior, distortion, shape, neighbors, solver, "distortion")
-    tolerance = check.tolerance(tol)
+    tolerance, relative = check.tolerance(tol), check.rtol(rtol)
     if D is not None and n_points is not None:
         raise ParameterError("give the budgets D or their number n_points, not both")
     if D is None:
@@ -511,12 +534,15 @@ def privacy_distortion_curve(
         if levels.ndim != 1 or levels.size == 0 or np.isnan(levels).any():
             raise ParameterError(f"D must be a non-empty 1-D array of budgets, got {check.show(D)}")
     points: dict[int, DistortionResult] = {}
+    rule = (tolerance, relative)
     for index in np.argsort(-levels, kind="stable"):
-        points[int(index)] = _privacy_point(problem, float(levels[index]), tolerance, warn=False)
-    _share_certificates(points, levels, tolerance)
+        points[int(index)] = _privacy_point(problem, float(levels[index]), rule, warn=False)
+    _share_certificates(points, levels, rule)
     ordered = tuple(points[i] for i in range(levels.size))
     arrays = curve_arrays(ordered)
-    status, message = _certify.conclude_many(arrays["status"], tolerance, what="budgets")
+    status, message = _certify.conclude_many(
+        arrays["status"], tolerance, rtol=relative, what="budgets"
+    )
     return CurveResult(
         D=levels,
         value=arrays["value"],

@@ -69,6 +69,9 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
+#: The stopping rule ``(tol, rtol)`` (:func:`dpcap._core.certify.conclude`).
+Rule = tuple[float, float]
+
 METHODS = ("auto", "grid", "local")
 
 DEFAULT_TOL = 1e-7
@@ -131,14 +134,17 @@ def _exact_zeros(problem: Problem, raw: Raw, kind: Kind) -> Raw:
 
 
 def _finish(
-    problem: Problem, raw: Raw, kind: Kind, tol: float, unit: str, *, warn_open: bool
+    problem: Problem, raw: Raw, kind: Kind, rule: Rule, unit: str, *, warn_open: bool
 ) -> FunnelResult:
     """The point's result: its exact zeros (:func:`_exact_zeros`), and its bracket concluded
-    by :func:`dpcap._core.certify.conclude` (in nats)."""
+    by :func:`dpcap._core.certify.conclude` (in nats) on the rule ``(tol, rtol)``."""
+    tol, rtol = rule
     raw = _exact_zeros(problem, raw, kind)
     status, message = _certify.conclude(
         raw.upper - raw.lower,
         tol,
+        rtol=rtol,
+        upper=raw.upper,
         iterations=raw.iterations,
         note=raw.note,
         open_status=_certify.status_of(raw.engine),
@@ -184,27 +190,32 @@ def _level(R: Any, problem: Problem, divisor: float, unit: str) -> float:
 
 
 def _common(
-    joint: Any, method: Any, tol: Any, max_iter: Any, unit: Any, seed: Any
-) -> tuple[Problem, str, float, int, float, np.random.Generator]:
+    joint: Any, method: Any, rule: tuple[Any, Any], max_iter: Any, unit: Any, seed: Any
+) -> tuple[Problem, str, Rule, int, float, np.random.Generator]:
     problem = joint_problem(joint)
     divisor = check.unit_divisor(unit)
-    tolerance = check.tolerance(tol)
+    checked = (check.tolerance(rule[0]), check.rtol(rule[1]))
     budget = check.max_iter(max_iter, default=DEFAULT_MAX_ITER)
     rng = np.random.default_rng(check.integer(seed, "seed", 0))
-    return problem, _method(problem, method), tolerance, budget, divisor, rng
+    return problem, _method(problem, method), checked, budget, divisor, rng
 
 
 def _single(
-    joint: Any, R: Any, kind: Kind, method: Any, tol: Any, max_iter: Any, unit: str, seed: Any
+    joint: Any,
+    R: Any,
+    kind: Kind,
+    method: Any,
+    rule: tuple[Any, Any],
+    max_iter: Any,
+    unit: str,
+    seed: Any,
 ) -> FunnelResult:
-    problem, how, tolerance, budget, divisor, rng = _common(
-        joint, method, tol, max_iter, unit, seed
-    )
+    problem, how, checked, budget, divisor, rng = _common(joint, method, rule, max_iter, unit, seed)
     level = _level(R, problem, divisor, unit)
     raw, _ = solve_point(
-        problem, level, kind, method=how, tol=tolerance, max_iter=budget, rng=rng, start=None
+        problem, level, kind, method=how, tol=checked[0], max_iter=budget, rng=rng, start=None
     )
-    return _finish(problem, raw, kind, tolerance, unit, warn_open=True)
+    return _finish(problem, raw, kind, checked, unit, warn_open=True)
 
 
 def _curve(
@@ -212,14 +223,13 @@ def _curve(
     n_points: Any,
     kind: Kind,
     method: Any,
-    tol: Any,
+    rule: tuple[Any, Any],
     max_iter: Any,
     unit: str,
     seed: Any,
 ) -> FunnelCurve:
-    problem, how, tolerance, budget, divisor, rng = _common(
-        joint, method, tol, max_iter, unit, seed
-    )
+    problem, how, checked, budget, divisor, rng = _common(joint, method, rule, max_iter, unit, seed)
+    tolerance = checked[0]
     count = DEFAULT_POINTS if n_points is None else check.integer(n_points, "n_points", 2)
     levels = np.linspace(0.0, problem.hx, count)
     raws: list[Raw] = []
@@ -232,11 +242,12 @@ def _curve(
         start = support if support is not None else start
         raws.append(raw)
     raws = monotone(raws, kind)
-    points = tuple(_finish(problem, raw, kind, tolerance, unit, warn_open=False) for raw in raws)
+    points = tuple(_finish(problem, raw, kind, checked, unit, warn_open=False) for raw in raws)
     largest = max(point.upper - point.lower for point in points) * divisor
     status, message = _certify.conclude_many(
         [point.status for point in points],
         tolerance,
+        rtol=checked[1],
         note=f"{_NAMES[kind]}_curve on R in [0, H(X)], largest certified gap {largest:.3g} "
         "nats; see each point's message",
     )
@@ -267,6 +278,7 @@ def privacy_funnel(
     *,
     method: str = "auto",
     tol: float = DEFAULT_TOL,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
     seed: int = 0,
@@ -286,6 +298,9 @@ def privacy_funnel(
         generation with multi-start local search (default beyond; no certificate).
     tol : float
         Target certified gap ``upper − lower`` in nats.
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     max_iter : int, optional
         LP solves at most (default 1,000).
     unit : {"nats", "bits"}
@@ -310,8 +325,8 @@ def privacy_funnel(
     Warns
     -----
     ConvergenceWarning
-        If the bracket did not close to ``tol`` (always for the local method, whose lower end
-        is only ``max(0, R − H(X|S))``).
+        If the bracket did not close to ``max(tol, rtol·|upper|)`` (always for the local
+        method, whose lower end is only ``max(0, R − H(X|S))``).
 
     See Also
     --------
@@ -345,7 +360,7 @@ def privacy_funnel(
     >>> abs(res.value - 0.3 * i_sx / math.log(2)) < 1e-7, res.utility_achieved >= 0.3
     (True, True)
     """
-    return _single(joint, R, "pf", method, tol, max_iter, unit, seed)
+    return _single(joint, R, "pf", method, (tol, rtol), max_iter, unit, seed)
 
 
 def privacy_funnel_curve(
@@ -355,6 +370,7 @@ def privacy_funnel_curve(
     n_points: int | None = None,
     method: str = "auto",
     tol: float = DEFAULT_TOL,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
     seed: int = 0,
@@ -367,8 +383,8 @@ def privacy_funnel_curve(
         ``joint[s, x] = P(S=s, X=x)``.
     n_points : int, optional
         Number of points, at least 2 (default 25), endpoints included.
-    method, tol, max_iter, unit, seed
-        As for :func:`privacy_funnel` (``tol`` and ``max_iter`` per point).
+    method, tol, rtol, max_iter, unit, seed
+        As for :func:`privacy_funnel` (``tol``, ``rtol`` and ``max_iter`` per point).
 
     Returns
     -------
@@ -382,7 +398,7 @@ def privacy_funnel_curve(
     Warns
     -----
     ConvergenceWarning
-        Once, if some point did not reach ``tol``.
+        Once, if some point did not reach its target.
 
     Examples
     --------
@@ -391,7 +407,7 @@ def privacy_funnel_curve(
     >>> bool(np.all(np.diff(curve.value) >= 0)), len(curve), curve[4].target == float(curve.R[4])
     (True, 5, True)
     """
-    return _curve(joint, n_points, "pf", method, tol, max_iter, unit, seed)
+    return _curve(joint, n_points, "pf", method, (tol, rtol), max_iter, unit, seed)
 
 
 def information_bottleneck(
@@ -401,6 +417,7 @@ def information_bottleneck(
     *,
     method: str = "auto",
     tol: float = DEFAULT_TOL,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
     seed: int = 0,
@@ -417,7 +434,7 @@ def information_bottleneck(
         ``joint[s, x] = P(S=s, X=x)``.
     R : float
         The largest utility (compression rate) allowed, in ``unit``, in ``[0, H(X)]``.
-    method, tol, max_iter, unit, seed
+    method, tol, rtol, max_iter, unit, seed
         As for :func:`privacy_funnel`.
 
     Returns
@@ -434,8 +451,8 @@ def information_bottleneck(
     Warns
     -----
     ConvergenceWarning
-        If the bracket did not close to ``tol`` (always for the local method, whose upper end
-        is only ``min(R, I(S;X))``).
+        If the bracket did not close to ``max(tol, rtol·|upper|)`` (always for the local
+        method, whose upper end is only ``min(R, I(S;X))``).
 
     See Also
     --------
@@ -462,7 +479,7 @@ def information_bottleneck(
     >>> res.lower - 1e-12 <= exact <= res.upper + 1e-12, res.gap <= 1e-7
     (True, True)
     """
-    return _single(joint, R, "ib", method, tol, max_iter, unit, seed)
+    return _single(joint, R, "ib", method, (tol, rtol), max_iter, unit, seed)
 
 
 def information_bottleneck_curve(
@@ -472,6 +489,7 @@ def information_bottleneck_curve(
     n_points: int | None = None,
     method: str = "auto",
     tol: float = DEFAULT_TOL,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
     seed: int = 0,
@@ -488,4 +506,4 @@ def information_bottleneck_curve(
     >>> bool(np.all(np.diff(curve.value) >= 0)), curve.problem
     (True, 'information_bottleneck')
     """
-    return _curve(joint, n_points, "ib", method, tol, max_iter, unit, seed)
+    return _curve(joint, n_points, "ib", method, (tol, rtol), max_iter, unit, seed)

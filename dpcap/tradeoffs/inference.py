@@ -83,6 +83,7 @@ def inference_privacy(
     *,
     solver: str = INFERENCE_SOLVERS[0],
     tol: float = DEFAULT_TOL,
+    rtol: float = 0.0,
     unit: str = "nats",
 ) -> DistortionResult:
     r"""Privacy against statistical inference with log-loss: ``min I(S;Y)`` s.t. ``E d(X,Y) ≤ Δ``.
@@ -104,6 +105,9 @@ def inference_privacy(
         The cvxpy solver of the exponential-cone program (case-insensitive).
     tol : float
         Target certified gap ``upper − lower`` (nats).
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     unit : {"nats", "bits"}
 
     Returns
@@ -128,7 +132,7 @@ def inference_privacy(
     Warns
     -----
     ConvergenceWarning
-        If ``upper − lower > tol``.
+        If ``upper − lower > max(tol, rtol·upper)``.
 
     Notes
     -----
@@ -154,6 +158,7 @@ def inference_privacy(
     d = check.cost_matrix(distortion, problem.px.shape[0], "distortion", rows_of="value of X")
     name = check.solver(solver, INFERENCE_SOLVERS)
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     divisor = check.unit_divisor(unit)
     budget = _budget(Delta)
     px = problem.px
@@ -200,7 +205,7 @@ def inference_privacy(
     bound, s_at = inference.linearised_bound(
         reduced, d_red, budget, inference.posteriors_of(reduced, W[problem.xs]), hint
     )
-    if leakage - bound > tolerance and tag != "exact":
+    if leakage - bound > _certify.target(tolerance, relative, leakage) and tag != "exact":
         laws, s_dual, _ = inference.inference_dual_conic(
             reduced, d_red, budget, solver=name, tol=min(1e-9, tolerance)
         )
@@ -211,7 +216,13 @@ def inference_privacy(
                 note += "; lower bound from the solved Lagrangian dual"
     lower = min(max(bound, 0.0), leakage)
     status, message = _certify.conclude(
-        leakage - lower, tolerance, iterations=iterations, note=note, open_status=Status.INACCURATE
+        leakage - lower,
+        tolerance,
+        rtol=relative,
+        upper=leakage,
+        iterations=iterations,
+        note=note,
+        open_status=Status.INACCURATE,
     )
     py = px @ W
     used = py > 0

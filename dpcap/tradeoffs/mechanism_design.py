@@ -44,6 +44,7 @@ def optimal_mechanism(
     metric: Any = None,
     solver: str | None = None,
     tol: float = 1e-9,
+    rtol: float = 0.0,
 ) -> DistortionResult:
     r"""The ε-DP mechanism of least expected loss, with a certified bracket on that loss.
 
@@ -89,6 +90,9 @@ def optimal_mechanism(
         5e-7 on 32), where it may also fail outright (then the closed-form bracket of Notes is
         returned, status ``inaccurate`` with a warning naming the failure; HiGHS does well
         there).
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
 
     Returns
     -------
@@ -116,8 +120,8 @@ def optimal_mechanism(
     Warns
     -----
     ConvergenceWarning
-        If ``upper − lower > tol`` (status ``inaccurate``), also when the LP solver failed and
-        the certified closed-form bracket is returned (the message says so).
+        If ``upper − lower > max(tol, rtol·upper)`` (status ``inaccurate``), also when the LP
+        solver failed and the certified closed-form bracket is returned (the message says so).
 
     Notes
     -----
@@ -199,6 +203,7 @@ def optimal_mechanism(
         raise ParameterError(f"eps must be a scalar, got {check.show(eps)}")
     epsilon = float(level)
     tolerance = check.tolerance(tol, "loss units")
+    relative = check.rtol(rtol)
     solved = _writable(problem, epsilon)
     point = _below_rounding(problem, solved) or lp.evaluate(problem, solved)
     # the certificates, with rounding: the mechanism's exact level ≤ ε, its loss rounded up
@@ -208,13 +213,15 @@ def optimal_mechanism(
     lower = min(lp.lower_end(problem, point), upper)
     extra = achieved - point.upper if W is not point.mechanism else 0.0
     note = point.note
-    if point.failure and upper - lower > tolerance:
+    if point.failure and upper - lower > _certify.target(tolerance, relative, upper):
         note += "; the bracket is the closed form's: try another solver or a larger tol"
     if extra:
         note += f"; repaired to meet eps despite rounding (loss {extra:+.3g})"
     status, message = _certify.conclude(
         upper - lower,
         tolerance,
+        rtol=relative,
+        upper=upper,
         iterations=point.iterations,
         note=note,
         open_status=Status.INACCURATE,

@@ -59,6 +59,9 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 METHOD = "blahut"
+
+#: The stopping rule ``(tol, rtol)`` (:func:`dpcap._core.certify.conclude`).
+Rule = tuple[float, float]
 DEFAULT_POINTS = 25
 
 #: A requested D this far below D_min (relative to max(1, |D_min|)) is read as D_min: the
@@ -118,8 +121,9 @@ def _point_result(
     )
 
 
-def _at(problem: rd.Problem, D: float, tol: float, budget: int, unit: str) -> DistortionResult:
-    """``R(D)`` at one distortion level."""
+def _at(problem: rd.Problem, D: float, rule: Rule, budget: int, unit: str) -> DistortionResult:
+    """``R(D)`` at one distortion level, to the rule ``(tol, rtol)``."""
+    tol, rtol = rule
     constant = rd.constant_point(problem)
     if problem.d_max <= D or constant.distortion <= D:
         status, message = _certify.conclude(
@@ -140,10 +144,12 @@ def _at(problem: rd.Problem, D: float, tol: float, budget: int, unit: str) -> Di
             details=(("solves", 0.0),),
         )
     if problem.d_min >= D:
-        (pt,) = rd.solve(problem, np.array([np.inf]), None, tol, budget)
+        (pt,) = rd.solve(problem, np.array([np.inf]), None, tol, budget, rtol)
         status, message = _certify.conclude(
             pt.information - pt.intercept,
             tol,
+            rtol=rtol,
+            upper=pt.information,
             iterations=pt.iterations,
             note="D = D_min: slope s = inf (every input released at a distortion-minimising "
             "output)",
@@ -162,7 +168,7 @@ def _at(problem: rd.Problem, D: float, tol: float, budget: int, unit: str) -> Di
             message=message,
             details=(("solves", 1.0),),
         )
-    answer = rd.search(problem, D, tol, budget)
+    answer = rd.search(problem, D, tol, budget, rtol)
     if answer.theta is None:
         note = f"exponential mechanism at slope s = {answer.slope:.12g}"
         extra: tuple[tuple[str, float], ...] = (("solves", float(answer.solves)),)
@@ -178,6 +184,8 @@ def _at(problem: rd.Problem, D: float, tol: float, budget: int, unit: str) -> Di
     status, message = _certify.conclude(
         answer.upper - answer.lower,
         tol,
+        rtol=rtol,
+        upper=answer.upper,
         iterations=answer.iterations,
         note=note,
         open_status=Status.MAX_ITER if answer.exhausted else Status.INACCURATE,
@@ -198,14 +206,17 @@ def _at(problem: rd.Problem, D: float, tol: float, budget: int, unit: str) -> Di
     )
 
 
-def _curve(problem: rd.Problem, n_points: int, tol: float, budget: int, unit: str) -> CurveResult:
+def _curve(problem: rd.Problem, n_points: int, rule: Rule, budget: int, unit: str) -> CurveResult:
     """``R`` sampled between ``D_min`` and ``D_max`` where the curve bends."""
+    tol, rtol = rule
     results = []
-    for pt in rd.sample(problem, n_points, tol, budget):
+    for pt in rd.sample(problem, n_points, tol, budget, rtol):
         lower = rd.own_lower(pt, problem.d_min)
         status, message = _certify.conclude(
             pt.information - max(lower, 0.0),
             tol,
+            rtol=rtol,
+            upper=pt.information,
             iterations=pt.iterations,
             note=f"slope s = {pt.slope:.12g}",
             warn_open=False,
@@ -231,6 +242,7 @@ def _curve(problem: rd.Problem, n_points: int, tol: float, budget: int, unit: st
     statuses, message = _certify.conclude_many(
         arrays["status"],
         tol,
+        rtol=rtol,
         note=f"on [D_min, D_max] = [{problem.d_min:.6g}, {problem.d_max:.6g}]",
     )
     return CurveResult(
@@ -248,26 +260,43 @@ def _curve(problem: rd.Problem, n_points: int, tol: float, budget: int, unit: st
     )
 
 
+def _rule(rule: tuple[Any, Any]) -> Rule:
+    """The validated ``(tol, rtol)``."""
+    return check.tolerance(rule[0]), check.rtol(rule[1])
+
+
 def _point(
-    prior: Any, distortion: Any, D: Any, tol: Any, max_iter: Any, unit: str, joint: bool
+    prior: Any,
+    distortion: Any,
+    D: Any,
+    rule: tuple[Any, Any],
+    max_iter: Any,
+    unit: str,
+    joint: bool,
 ) -> DistortionResult:
     problem = rd.build(prior, distortion, joint=joint)
-    tolerance = check.tolerance(tol)
+    checked = _rule(rule)
     budget = check.max_iter(max_iter)
     check.unit_divisor(unit)
     curve = "mi_privacy_distortion_curve" if joint else "rate_distortion_curve"
-    return _at(problem, _target(D, problem, curve), tolerance, budget, unit)
+    return _at(problem, _target(D, problem, curve), checked, budget, unit)
 
 
 def _sampled(
-    prior: Any, distortion: Any, n_points: Any, tol: Any, max_iter: Any, unit: str, joint: bool
+    prior: Any,
+    distortion: Any,
+    n_points: Any,
+    rule: tuple[Any, Any],
+    max_iter: Any,
+    unit: str,
+    joint: bool,
 ) -> CurveResult:
     problem = rd.build(prior, distortion, joint=joint)
-    tolerance = check.tolerance(tol)
+    checked = _rule(rule)
     budget = check.max_iter(max_iter)
     check.unit_divisor(unit)
     points = check.integer(n_points, "n_points", 2)
-    return _curve(problem, points, tolerance, budget, unit)
+    return _curve(problem, points, checked, budget, unit)
 
 
 def rate_distortion(
@@ -277,6 +306,7 @@ def rate_distortion(
     D: float,
     *,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> DistortionResult:
@@ -293,6 +323,9 @@ def rate_distortion(
         mechanism). For the whole curve, see :func:`rate_distortion_curve`.
     tol : float
         Target certified gap ``upper − lower`` (nats).
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     max_iter : int, optional
         Budget of Blahut iterations per slope (default 100,000).
     unit : {"nats", "bits"}
@@ -317,12 +350,13 @@ def rate_distortion(
     ParameterError
         If ``distortion`` has the wrong shape or a negative, NaN or infinite entry; if
         ``D < D_min`` (no mechanism is that accurate) or is not a finite number (None
-        included); if ``tol``, ``max_iter`` or ``unit`` is invalid.
+        included); if ``tol``, ``rtol``, ``max_iter`` or ``unit`` is invalid.
 
     Warns
     -----
     ConvergenceWarning
-        If the bracket did not close to ``tol``: status ``max_iter`` when an engine solve spent
+        If the bracket did not close to ``max(tol, rtol·upper)``: status ``max_iter`` when an
+        engine solve spent
         its budget, ``inaccurate`` when floating point cannot place ``D_s`` close enough to D
         (a slope so large that the rounding of ``D − D_min``, times s, exceeds ``tol``: e.g.
         distortions of 1e-11 next to 1). The bracket is valid either way.
@@ -344,17 +378,17 @@ def rate_distortion(
     for every D (Blahut 1972; Csiszár 1974; Cover & Thomas §10.8): a line of slope −s below the
     convex R. It is evaluated at the requested D, not only at the point ``D_s`` the mechanism
     reaches, so ``lower ≤ R(D) ≤ upper`` holds at D itself (``D − D_min`` is widened by
-    ``8ε(|D| + |D_min|)`` for its rounding, which the slope multiplies). The slope is found by
-    a search (a grid of slopes, then Illinois regula falsi in ``log s``) on the monotone map
+    ``8ε(|D| + |D_min|)`` for its rounding, which the slope multiplies). The slope is found by a
+    search (a grid of slopes, then Illinois regula falsi in ``log s``) on the monotone map
     ``s ↦ D_s`` until a feasible mechanism (``D_s ≤ D``) and the best line meet within
-    ``tol``; the gap is ``(I − line at D_s) + s (D − D_s)``. Where ``D_s`` jumps across D (R
-    linear around D), or moves with the engine's rounding rather than with s (near a slope at
-    which an output leaves the optimal support), no single slope hits D closely enough: the
-    mechanism is then the mixture of the two exponential mechanisms on either side, with the
-    least weight on the infeasible one that keeps the distortion ``≤ D`` (the rounding rule of
-    ``docs/mathematics.rst`` §8; I is convex in W, so it leaks at most their chord); ``slope``
-    is then the s of the dual line and ``details`` holds the ``mixture_weight`` (the weight of
-    the mechanism beyond D).
+    ``max(tol, rtol·upper)``; the gap is ``(I − line at D_s) + s (D − D_s)``. Where ``D_s`` jumps
+    across D (R linear around D), or moves with the engine's rounding rather than with s (near a
+    slope at which an output leaves the optimal support), no single slope hits D closely enough: the
+    mechanism is then the mixture of the two exponential mechanisms on either side, with the least
+    weight on the infeasible one that keeps the distortion ``≤ D`` (the rounding rule of
+    ``docs/mathematics.rst`` §8; I is convex in W, so it leaks at most their chord); ``slope`` is
+    then the s of the dual line and ``details`` holds the ``mixture_weight`` (the weight of the
+    mechanism beyond D).
 
     *Privacy* (Mir 2012, Thm 4, from McSherry–Talwar): the exponential mechanism at slope s is
     ``2 s Δd``-differentially private, ``Δd = max_y max_{x, x'} |d(x,y) − d(x',y)|`` over the
@@ -384,7 +418,7 @@ def rate_distortion(
     >>> round(res.slope, 6), round(res.dp_level, 6), round(math.log(9), 6)
     (2.197225, 2.197225, 2.197225)
     """
-    return _point(prior, distortion, D, tol, max_iter, unit, joint=False)
+    return _point(prior, distortion, D, (tol, rtol), max_iter, unit, joint=False)
 
 
 def rate_distortion_curve(
@@ -394,6 +428,7 @@ def rate_distortion_curve(
     *,
     n_points: int = DEFAULT_POINTS,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> CurveResult:
@@ -401,8 +436,8 @@ def rate_distortion_curve(
 
     Parameters
     ----------
-    prior, distortion, tol, max_iter, unit
-        As for :func:`rate_distortion`.
+    prior, distortion, tol, rtol, max_iter, unit
+        As for :func:`rate_distortion` (the rule applies to each point).
     n_points : int
         Number of points (default 25, at least 2: ``D_min`` and ``D_max``). Fewer are returned
         only when the curve is a straight line between points.
@@ -423,7 +458,7 @@ def rate_distortion_curve(
     Warns
     -----
     ConvergenceWarning
-        Once, if some point's bracket did not close to ``tol``.
+        Once, if some point's bracket did not close to its target.
 
     Notes
     -----
@@ -442,7 +477,7 @@ def rate_distortion_curve(
     >>> bool(abs(curve.value[0] - math.log(2)) < 1e-9), curve[-1].value
     (True, 0.0)
     """
-    return _sampled(prior, distortion, n_points, tol, max_iter, unit, joint=False)
+    return _sampled(prior, distortion, n_points, (tol, rtol), max_iter, unit, joint=False)
 
 
 def mi_privacy_distortion(
@@ -452,6 +487,7 @@ def mi_privacy_distortion(
     D: float,
     *,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> DistortionResult:
@@ -474,7 +510,7 @@ def mi_privacy_distortion(
     distortion : (n_databases, n_outputs) array_like
         ``d(x, y) ≥ 0``, e.g. the Hamming distance between the database x and a released
         database y (Wang–Ying–Zhang's choice).
-    D, tol, max_iter, unit
+    D, tol, rtol, max_iter, unit
         As for :func:`rate_distortion`. For the whole curve, see
         :func:`mi_privacy_distortion_curve`.
 
@@ -522,7 +558,7 @@ def mi_privacy_distortion(
     >>> res.lower <= 2 * (math.log(2) - h) <= res.upper
     True
     """
-    return _point(prior, distortion, D, tol, max_iter, unit, joint=True)
+    return _point(prior, distortion, D, (tol, rtol), max_iter, unit, joint=True)
 
 
 def mi_privacy_distortion_curve(
@@ -532,6 +568,7 @@ def mi_privacy_distortion_curve(
     *,
     n_points: int = DEFAULT_POINTS,
     tol: float = 1e-9,
+    rtol: float = 0.0,
     max_iter: int | None = None,
     unit: str = "nats",
 ) -> CurveResult:
@@ -544,7 +581,7 @@ def mi_privacy_distortion_curve(
     ----------
     prior, distortion
         As for :func:`mi_privacy_distortion`.
-    n_points, tol, max_iter, unit
+    n_points, tol, rtol, max_iter, unit
         As for :func:`rate_distortion_curve`.
 
     Returns
@@ -560,7 +597,7 @@ def mi_privacy_distortion_curve(
     Warns
     -----
     ConvergenceWarning
-        Once, if some point's bracket did not close to ``tol``.
+        Once, if some point's bracket did not close to its target.
 
     Examples
     --------
@@ -572,4 +609,4 @@ def mi_privacy_distortion_curve(
     >>> bool(abs(curve.value[0] - 2 * math.log(2)) < 1e-9), float(curve.D[-1])
     (True, 1.0)
     """
-    return _sampled(prior, distortion, n_points, tol, max_iter, unit, joint=True)
+    return _sampled(prior, distortion, n_points, (tol, rtol), max_iter, unit, joint=True)

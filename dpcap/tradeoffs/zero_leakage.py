@@ -36,7 +36,9 @@ __all__ = ["perfect_privacy"]
 MAX_BASES = 200_000
 
 
-def perfect_privacy(joint: Any, /, *, tol: float = 1e-9, unit: str = "nats") -> FunnelResult:
+def perfect_privacy(
+    joint: Any, /, *, tol: float = 1e-9, rtol: float = 0.0, unit: str = "nats"
+) -> FunnelResult:
     r"""The largest utility under perfect privacy: ``g₀ = max I(X;Y)`` s.t. ``I(S;Y) = 0``.
 
     Perfect privacy with positive utility (``g₀ > 0``) is possible iff ``T = P_{S|X}``
@@ -49,6 +51,9 @@ def perfect_privacy(joint: Any, /, *, tol: float = 1e-9, unit: str = "nats") -> 
         ``joint[s, x] = P(S=s, X=x)``.
     tol : float
         Target gap of the bracket on ``g₀`` (nats).
+    rtol : float
+        Relative target in ``[0, 1)``: the bracket has converged once ``upper − lower ≤
+        max(tol, rtol·|upper|)`` (default 0: ``tol`` alone).
     unit : {"nats", "bits"}
 
     Returns
@@ -90,6 +95,7 @@ def perfect_privacy(joint: Any, /, *, tol: float = 1e-9, unit: str = "nats") -> 
     """
     problem = joint_problem(joint)
     tolerance = check.tolerance(tol)
+    relative = check.rtol(rtol)
     divisor = check.unit_divisor(unit)
     n = problem.p.shape[0]
     rank = int(np.linalg.matrix_rank(problem.T)) if n > 1 else 1
@@ -127,7 +133,13 @@ def perfect_privacy(joint: Any, /, *, tol: float = 1e-9, unit: str = "nats") -> 
             f"dimension {nullity})"
         )
     status, message = _certify.conclude(
-        upper - lower, tolerance, iterations=iterations, note=note, open_status=Status.INACCURATE
+        upper - lower,
+        tolerance,
+        rtol=relative,
+        upper=upper,
+        iterations=iterations,
+        note=note,
+        open_status=Status.INACCURATE,
     )
     return FunnelResult(
         value=lower / divisor,
