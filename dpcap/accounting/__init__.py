@@ -7,6 +7,13 @@ point, maximised over the true neighbour pairs; :func:`tradeoff_curve` the f-DP 
 """
 
 from dpcap.accounting.composition import composed_delta, composed_delta_curve, composed_epsilon
+from dpcap.accounting.fdp import tradeoff_curve
 from dpcap.accounting.losses import privacy_loss
 
-__all__ = ["composed_delta", "composed_delta_curve", "composed_epsilon", "privacy_loss"]
+__all__ = [
+    "composed_delta",
+    "composed_delta_curve",
+    "composed_epsilon",
+    "privacy_loss",
+    "tradeoff_curve",
+]

@@ -171,6 +171,9 @@ class Composed:
         self.infinite_lower, self.infinite_upper = infinite
         self.lattice = lattice
         self.top = float(np.max(loss_up, initial=-math.inf)) + shift_up
+        #: How far below its up-representative a cell's exact loss can be (the grid's
+        #: rounding up included): set by :func:`compose`.
+        self.below = shift_down
 
     def delta_upper(self, eps: FloatArray) -> FloatArray:
         """An upper bound on δ at each ε (nats)."""
@@ -302,7 +305,7 @@ def compose(
     loss_down = loss_up if grid_dim < 0 else _losses(base, steps, [len(c.p) for c in coords_down])
     scale = abs(base) + sum(h * len(c.p) for h, c in zip(steps, coords_up, strict=True))
     represent = _up(4.0 * U * (len(steps) + 2) * scale)
-    return Composed(
+    out = Composed(
         up,
         down,
         loss_up,
@@ -312,6 +315,10 @@ def compose(
         _infinite(laws, counts),
         grid_dim < 0,
     )
+    if grid_dim >= 0:
+        rounded_up = sum(p.count for p in placed if p.dim == grid_dim)
+        out.below = _up(out.shift_down + rounded_up * steps[grid_dim] * (1.0 + 4.0 * U))
+    return out
 
 
 def _place_loose(

@@ -50,7 +50,7 @@ EPS_TOL = 1e-10
 MAX_BISECTIONS = 200
 
 
-class _Setup:
+class Setup:
     """The parts, their counts, and the distinct pair laws to compose."""
 
     def __init__(self, parts: Any, neighbors: Neighbors | None, what: str) -> None:
@@ -120,7 +120,7 @@ def _status(
     return certify.conclude(gap, tol, rtol=rtol, upper=upper, unit=unit, note=note)
 
 
-def _curve(setup: _Setup, eps: FloatArray) -> tuple[FloatArray, FloatArray, IntArray]:
+def _curve(setup: Setup, eps: FloatArray) -> tuple[FloatArray, FloatArray, IntArray]:
     """Upper and lower ends at each ε, and the combination attaining the upper end."""
     ups = np.stack([c.delta_upper(eps) for c in setup.composed])
     lows = np.stack([c.delta_lower(eps) for c in setup.composed])
@@ -184,7 +184,7 @@ def composed_delta(
     """
     level = _one(eps, "eps")
     tol, rtol = check.tolerance(tol, "probability"), check.rtol(rtol)
-    setup = _Setup(parts, neighbors, "composed_delta")
+    setup = Setup(parts, neighbors, "composed_delta")
     upper, lower, best = _curve(setup, np.array([level]))
     hi, lo = float(upper[0]), float(lower[0])
     status, message = _status(
@@ -242,7 +242,7 @@ def composed_delta_curve(
     if not grid.size:
         raise ParameterError("eps must hold at least one level, got an empty grid")
     tol, rtol = check.tolerance(tol, "probability"), check.rtol(rtol)
-    setup = _Setup(parts, neighbors, "composed_delta_curve")
+    setup = Setup(parts, neighbors, "composed_delta_curve")
     upper, lower, best = _curve(setup, grid)
     met = certify.met(upper - lower, tol, rtol, upper)
     statuses = [Status.CONVERGED if ok else Status.MAX_ITER for ok in met]
@@ -304,7 +304,7 @@ def composed_epsilon(
     """
     target = check.probability_scalar(delta, "delta")
     tol, rtol = check.tolerance(tol), check.rtol(rtol)
-    setup = _Setup(parts, neighbors, "composed_epsilon")
+    setup = Setup(parts, neighbors, "composed_epsilon")
     ups, lows, steps = [], [], 0
     for c in setup.composed:
         up, n_up = _bisect(c.delta_upper, target, c.infinite_upper, c.top, tol, rtol)
