@@ -56,7 +56,7 @@ MAX_WORK = 2**31
 #: Most lattice points of one part's law (its values' span over the step).
 MAX_EXTENT = 2**14
 #: Default cells of the grid coordinate (values on no lattice), within MAX_CELLS.
-GRID_CELLS = 2**15
+GRID_CELLS = 2**13
 #: Steps tried for a part's own lattice: its smallest gap over 1..MAX_DIVISOR.
 MAX_DIVISOR = 16
 
@@ -185,6 +185,28 @@ class Composed:
         n = len(self.up.p)
         total = (f @ self.up.p) * (1.0 + certify.gamma(n + 2)) + n * self.up.ab
         finite = total / (1.0 - self.up.rel) * (1.0 + 8.0 * U) + TINY
+        out: FloatArray = np.minimum(finite + self.infinite_upper, 1.0)
+        return out
+
+    def delta_upper_sorted(self, eps: FloatArray) -> FloatArray:
+        """:meth:`delta_upper` by suffix sums over the sorted cells, ``O((n + K) log n)``
+        for ``K`` levels: ``δ = S_P − e^{ε'} S_Q`` over the cells with ``v > ε'``. The
+        subtraction cancels, so the allowance is absolute: ``2(ρ + γ_{n+8})·S_P + n·a``
+        (``e^{ε'} S_Q ≤ S_P`` there). For the many levels of a conjugate."""
+        eps = np.asarray(eps, dtype=np.float64)
+        order = np.argsort(self.loss_up, kind="stable")
+        v, p = self.loss_up[order], self.up.p[order]
+        n = len(p)
+        top = float(np.max(np.abs(v), initial=0.0))
+        level = eps - (self.shift_up + 4.0 * U * (np.abs(eps) + top + self.shift_up))
+        sp = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])
+        sq = np.concatenate([np.cumsum((p * np.exp(-v))[::-1])[::-1], [0.0]])
+        at = np.searchsorted(v, level, side="right")
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = sp[at] - np.exp(level) * sq[at]
+        value = np.where(np.isfinite(value), value, sp[at])
+        slack = 2.0 * (self.up.rel + certify.gamma(n + 8)) * sp[at] + n * self.up.ab
+        finite = np.clip(value + slack, 0.0, None) * (1.0 + 4.0 * U) + TINY
         out: FloatArray = np.minimum(finite + self.infinite_upper, 1.0)
         return out
 

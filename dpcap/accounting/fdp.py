@@ -89,7 +89,7 @@ def tradeoff_curve(
     tol = check.tolerance(tol, "probability")
     setup = Setup(parts, neighbors, "tradeoff_curve")
     eps = _levels(setup.composed)
-    deltas = np.stack([c.delta_upper(eps) for c in setup.composed])
+    deltas = np.stack([c.delta_upper_sorted(eps) for c in setup.composed])
     envelope = np.max(deltas, axis=0)  # δ(ε) of the worst pair at each ε, from above
     grow = np.exp(eps) * (1.0 + 4.0 * certify.U)
     # 1 − δ(ε) − e^ε α, moved down by its rounding, at every (α, ε); its sup over ε
