@@ -20,6 +20,7 @@ from typing import TextIO
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import bench_accounting
 import bench_calibrate
 import bench_capacity
 import bench_capacity_cost
@@ -79,6 +80,8 @@ def main() -> None:
     bench_sweep.main()
     print()
     bench_calibrate.main()
+    print()
+    bench_accounting.main()
 
 
 if __name__ == "__main__":
