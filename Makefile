@@ -23,7 +23,7 @@ $(PY):
 
 # Dependencies are reinstalled only when pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet ".[test,plot,distributed,docs]"
+	$(PY) -m pip install --quiet ".[test,plot,distributed,docs,interop]"
 	touch $(STAMP)
 
 # The package itself is reinstalled on every run (no deps: fast), so the installed copy that

@@ -28,6 +28,7 @@ from dpcap import (
     channel,
     errors,
     gain_capacity,
+    interop,
     measures,
     mechanisms,
     metric_privacy,
@@ -60,7 +61,7 @@ from dpcap.tradeoffs import *  # noqa: F403
 
 __version__: str = VERSION
 
-__all__ = ["__version__", "bounds", "mechanisms"]
+__all__ = ["__version__", "bounds", "interop", "mechanisms"]
 __all__ += errors.__all__
 __all__ += result.__all__
 __all__ += channel.__all__
