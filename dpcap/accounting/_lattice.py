@@ -183,8 +183,9 @@ class Composed:
         z = (eps[:, None] - v) - (self.shift_up + err)
         f = -np.expm1(np.minimum(z, 0.0)) * (1.0 + 4.0 * U)
         n = len(self.up.p)
-        total = (f @ self.up.p) * (1.0 + certify.gamma(n + 2)) + n * self.up.ab
-        finite = total / (1.0 - self.up.rel) * (1.0 + 8.0 * U) + TINY
+        total = (f @ self.up.p) * (1.0 + certify.gamma(n + 2)) + np.sum(f, axis=1) * self.up.ab
+        # where every f is 0 (ε past every cell) the sum is exactly 0, and so is δ's finite part
+        finite = np.where(total > 0, total / (1.0 - self.up.rel) * (1.0 + 8.0 * U) + TINY, 0.0)
         out: FloatArray = np.minimum(finite + self.infinite_upper, 1.0)
         return out
 
@@ -218,7 +219,7 @@ class Composed:
         z = (eps[:, None] - v) + (self.shift_down + err)
         f = -np.expm1(np.minimum(z, 0.0)) * (1.0 - 4.0 * U)
         n = len(self.down.p)
-        total = (f @ self.down.p) * (1.0 - certify.gamma(n + 2)) - n * self.down.ab
+        total = (f @ self.down.p) * (1.0 - certify.gamma(n + 2)) - np.sum(f, axis=1) * self.down.ab
         finite = np.maximum(total / (1.0 + self.down.rel) * (1.0 - 4.0 * U), 0.0)
         out: FloatArray = finite + self.infinite_lower
         return out

@@ -88,6 +88,7 @@ import numpy as np
 from dpcap._core import validation as check
 from dpcap.channel import Mechanism, as_mechanism
 from dpcap.cli import _catalogue as _cli_catalogue
+from dpcap.cli import _compose as _cli_compose
 from dpcap.cli import _io as io
 from dpcap.cli import _queries as _cli_queries
 from dpcap.cli import _read as read
@@ -296,6 +297,7 @@ def _parser() -> argparse.ArgumentParser:
     _cli_catalogue.add_parsers(sub)
     _cli_queries.add_parsers(sub)
     _cli_tradeoffs.add_parsers(sub)
+    _cli_compose.add_parser(sub)
     sweep = _cli_sweep.add_parser(sub)
     sweep.formatter_class = io.Formatter  # its description wrapped, its spec format kept
     sweep.set_defaults(run=_cli_sweep.run)
