@@ -59,6 +59,8 @@ MAX_EXTENT = 2**14
 GRID_CELLS = 2**13
 #: Steps tried for a part's own lattice: its smallest gap over 1..MAX_DIVISOR.
 MAX_DIVISOR = 16
+#: Most values of a part that may sit off its lattice (rounded up and down to it).
+MAX_EXCEPTIONS = 4
 
 
 class Mass(NamedTuple):
@@ -75,13 +77,16 @@ def _up(x: float) -> float:
 
 
 def _convolve(a: Mass, b: Mass) -> Mass:
-    """Direct convolution with the propagated bounds (``γ_{m+2}``, ``m`` the shorter length)."""
-    m = min(len(a.p), len(b.p))
-    c = np.convolve(a.p, b.p)
+    """Direct N-dimensional convolution with the propagated bounds (``γ_{m+2}``, ``m`` the
+    smaller number of cells: at most that many products meet in one output)."""
+    from scipy import signal
+
+    m = int(min(a.p.size, b.p.size))
+    c = np.convolve(a.p, b.p) if a.p.ndim == 1 else signal.convolve(a.p, b.p, method="direct")
     g = certify.gamma(m + 2)
     rel = _up((1.0 + g) * (1.0 + a.rel) * (1.0 + b.rel) - 1.0)
     ab = _up((1.0 + g) * (a.ab * (1.0 + b.rel) + b.ab * (1.0 + a.rel) + m * a.ab * b.ab) + m * TINY)
-    return Mass(c, rel, ab)
+    return Mass(np.asarray(c, dtype=np.float64), rel, ab)
 
 
 def _power(a: Mass, k: int) -> Mass:
@@ -99,35 +104,43 @@ def _power(a: Mass, k: int) -> Mass:
     return out
 
 
-def _power_work(n: int, k: int) -> float:
-    """Multiply-adds of :func:`_power` on ``n`` points (lengths ``1 + j(n − 1)``)."""
-    work, length, have, size = 0.0, n, 0, 0
+def _power_work(
+    shape: tuple[int, ...], k: int, acc: tuple[int, ...]
+) -> tuple[float, tuple[int, ...]]:
+    """Multiply-adds of :func:`_power` of an array of ``shape`` and of its convolution into an
+    accumulator of shape ``acc``; and the accumulator's new shape."""
+
+    def grow(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(i + j - 1 for i, j in zip(x, y, strict=True))
+
+    work, base, out = 0.0, shape, None  # type: float, tuple[int, ...], tuple[int, ...] | None
     while True:
         if k & 1:
-            work += size * length if have else 0.0
-            size = size + length - 1 if have else length
-            have = 1
+            if out is not None:
+                work += float(math.prod(out)) * math.prod(base)
+            out = base if out is None else grow(out, base)
         k >>= 1
         if not k:
             break
-        work += float(length) * length
-        length = 2 * length - 1
-    return work
+        work += float(math.prod(base)) ** 2
+        base = grow(base, base)
+    assert out is not None
+    work += float(math.prod(acc)) * math.prod(out)
+    return work, grow(acc, out)
 
 
 @dataclass
 class _Placed:
-    """One part's law on a coordinate: indices of its values (up and down), the offset
-    ``v₀``, the slacks of its representatives and its count."""
+    """One part's law on the coordinates: for each value its index on each coordinate (up and
+    down ends), the slacks of its representatives, its count."""
 
-    dim: int  # -1: a point mass (no coordinate)
-    up: IntArray
+    up: IntArray  # (values, coordinates)
     down: IntArray
     mass: FloatArray
     slack_up: float
     slack_down: float
     count: int
-    merge: float  # relative rounding of the masses merged into one lattice point
+    merge: float  # relative rounding of the masses merged into one cell
 
 
 def _snap(values: FloatArray, step: float, tau: float) -> IntArray | None:
@@ -141,13 +154,12 @@ def _snap(values: FloatArray, step: float, tau: float) -> IntArray | None:
     return None
 
 
-def _slack(values: FloatArray, step: float, n: IntArray, law: Law, side: int) -> float:
-    """How far an exact loss can be beyond its representative ``v₀ + h·n``: above it
+def _slack(values: FloatArray, rep: FloatArray, law: Law, side: int) -> float:
+    """How far an exact loss can be beyond its representative ``rep``: above it
     (``side = 1``), below it (``−1``); the loss rounding ``ρ`` and the arithmetic included."""
-    rep = values[0] + step * n
     beyond = float(np.max(side * (values - rep), initial=0.0))
     scale = 2.0 * float(np.max(np.abs(values))) + float(np.max(np.abs(rep)))
-    return _up(max(beyond, 0.0) + law.rounding + 4.0 * U * scale)
+    return _up(max(beyond, 0.0) + law.rounding + 8.0 * U * scale)
 
 
 class Composed:
@@ -238,14 +250,25 @@ def _infinite(laws: list[Law], counts: list[int]) -> tuple[float, float]:
     return max(value * (1.0 - rel) - TINY, 0.0), min(value * (1.0 + rel) + TINY, 1.0)
 
 
+class _Axes:
+    """The coordinates of a composition: their steps, and the offset of the loss."""
+
+    def __init__(self) -> None:
+        self.steps: list[float] = []
+        self.base = 0.0
+
+    def add(self, step: float) -> int:
+        self.steps.append(step)
+        return len(self.steps) - 1
+
+
 def compose(
     laws: list[Law], counts: list[int], what: str, grid_cells: int = GRID_CELLS
 ) -> Composed:
     """The bracket of the composition of ``counts[j]`` copies of ``laws[j]`` (one pair)."""
-    steps: list[float] = []
-    placed: list[_Placed] = []
+    axes = _Axes()
+    found: list[tuple[Law, int, list[tuple[int, IntArray, IntArray]], float]] = []
     loose: list[tuple[Law, int]] = []
-    base = 0.0
     empty = False  # a part whose every outcome has infinite loss: no finite composed mass
     for law, k in zip(laws, counts, strict=True):
         v = law.loss
@@ -254,80 +277,56 @@ def compose(
         if not len(v):
             empty = True
             continue
-        base += k * float(v[0])
-        merge = certify.gamma(law.outputs + 2)  # the masses merged per value, then per point
-        if len(v) == 1:
-            zero = np.zeros(1, dtype=np.int64)
-            s = _slack(v, 1.0, zero, law, 1)
-            placed.append(_Placed(-1, zero, zero, law.mass, s, s, k, merge))
+        if len(v) == 1:  # a point mass: an offset, and a factor on every cell
+            found.append((law, k, [], float(v[0])))
             continue
-        tau = 64.0 * (law.rounding + 4.0 * U * float(np.max(np.abs(v))))
-        found = None
-        for d, h in enumerate(steps):
-            n = _snap(v, h, tau)
-            if n is not None:
-                found = (d, h, n)
-                break
-        if found is None:
-            h0 = float(np.min(np.diff(v)))
-            for q in range(1, MAX_DIVISOR + 1):
-                n = _snap(v, h0 / q, tau)
-                if n is not None:
-                    steps.append(h0 / q)
-                    found = (len(steps) - 1, h0 / q, n)
-                    break
-        if found is None:
+        where = _locate(v, law, axes, k)
+        if where is None:
             loose.append((law, k))
             continue
-        d, h, n = found
-        s_up, s_down = _slack(v, h, n, law, 1), _slack(v, h, n, law, -1)
-        placed.append(_Placed(d, n, n, law.mass, s_up, s_down, k, merge))
-    grid_dim = -1
+        found.append((law, k, *where))
     if loose:
-        grid_dim = _place_loose(loose, steps, placed, grid_cells, what)
-    work = sum(_power_work(int(p.up[-1]) + 1, p.count) for p in placed)
-    if work > MAX_WORK:
+        found += _place_loose(loose, axes, grid_cells, what)
+    if not axes.steps:  # point masses only: one coordinate on which every index is 0
+        axes.add(1.0)
+    D = len(axes.steps)
+    placed = [_placement(law, k, coords, offset, axes, D) for law, k, coords, offset in found]
+    rounded = any(not np.array_equal(p.up, p.down) for p in placed)
+    work, shape = 0.0, (1,) * D
+    for p in placed:
+        extent = tuple(int(e) + 1 for e in np.max(np.maximum(p.up, p.down), axis=0))
+        w, shape = _power_work(extent, p.count, shape)
+        work += w
+    cells = math.prod(shape)
+    if cells > MAX_CELLS:
+        raise ProblemTooLargeError(
+            f"{what}: the composed loss has {cells} cells, above dpcap's limit of "
+            f"{MAX_CELLS} (dpcap.accounting._lattice.MAX_CELLS)"
+        )
+    if work * (2 if rounded else 1) > MAX_WORK:
         raise ProblemTooLargeError(
             f"{what}: composing these parts takes about {work:.3g} multiply-adds per neighbour "
             f"pair, above dpcap's limit of {MAX_WORK} (dpcap.accounting._lattice.MAX_WORK)"
         )
     shift_up = _up(sum(p.count * p.slack_up for p in placed))
     shift_down = _up(sum(p.count * p.slack_down for p in placed))
-    point_mass, point_rel = 1.0, 0.0
-    for p in placed:
-        if p.dim == -1:
-            point_mass *= float(p.mass[0]) ** p.count
-            point_rel = _up((1.0 + point_rel) * (1.0 + p.merge) ** p.count * (1.0 + 4 * U) - 1.0)
-    if empty:
-        point_mass = 0.0
-    one = Mass(np.ones(1), 0.0, 0.0)
-    coords_up: list[Mass] = []
-    coords_down: list[Mass] = []
-    for d in range(len(steps)):
-        mine = [p for p in placed if p.dim == d]
-        ends: list[Mass] = []
-        for end in ("up", "down") if d == grid_dim else ("up",):
-            acc = one
-            for p in mine:
-                idx = p.up if end == "up" else p.down
-                vec = np.bincount(idx, weights=p.mass).astype(np.float64)
-                acc = _convolve(acc, _power(Mass(vec, p.merge, 0.0), p.count))
-            ends.append(acc)
-        coords_up.append(ends[0])
-        coords_down.append(ends[-1])
-    cells = math.prod(len(c.p) for c in coords_up)
-    if cells > MAX_CELLS:
-        raise ProblemTooLargeError(
-            f"{what}: the composed loss has {cells} cells, above dpcap's limit of "
-            f"{MAX_CELLS} (dpcap.accounting._lattice.MAX_CELLS)"
-        )
-    start = Mass(np.array([point_mass]), point_rel, TINY)
-    up = _outer(start, coords_up)
-    down = up if grid_dim < 0 else _outer(start, coords_down)
-    loss_up = _losses(base, steps, [len(c.p) for c in coords_up])
-    loss_down = loss_up if grid_dim < 0 else _losses(base, steps, [len(c.p) for c in coords_down])
-    scale = abs(base) + sum(h * len(c.p) for h, c in zip(steps, coords_up, strict=True))
-    represent = _up(4.0 * U * (len(steps) + 2) * scale)
+    start = Mass(np.full((1,) * D, 0.0 if empty else 1.0), 0.0, 0.0)
+    ends = []
+    for end in ("up", "down") if rounded else ("up",):
+        acc = start
+        for p in placed:
+            idx = p.up if end == "up" else p.down
+            extent = tuple(int(e) + 1 for e in np.max(idx, axis=0))
+            arr = np.zeros(extent)
+            np.add.at(arr, tuple(idx.T), p.mass)
+            acc = _convolve(acc, _power(Mass(arr, p.merge, 0.0), p.count))
+        ends.append(acc)
+    up, down = ends[0], ends[-1]
+    loss_up, loss_down = _losses(axes, up.p.shape), _losses(axes, down.p.shape)
+    up = Mass(up.p.ravel(), up.rel, up.ab)
+    down = Mass(down.p.ravel(), down.rel, down.ab)
+    scale = abs(axes.base) + sum(h * n for h, n in zip(axes.steps, shape, strict=True))
+    represent = _up(4.0 * U * (D + 2) * scale)
     out = Composed(
         up,
         down,
@@ -336,27 +335,110 @@ def compose(
         shift_up + represent,
         shift_down + represent,
         _infinite(laws, counts),
-        grid_dim < 0,
+        not rounded,
     )
-    if grid_dim >= 0:
-        rounded_up = sum(p.count for p in placed if p.dim == grid_dim)
-        out.below = _up(out.shift_down + rounded_up * steps[grid_dim] * (1.0 + 4.0 * U))
+    spread = 0.0
+    for p in placed:
+        gap = (p.up - p.down) @ np.asarray(axes.steps)
+        spread += p.count * float(np.max(gap, initial=0.0))
+    out.below = _up(out.shift_down + spread * (1.0 + 4.0 * U))
     return out
 
 
+def _placement(
+    law: Law,
+    k: int,
+    coords: list[tuple[int, IntArray, IntArray]],
+    offset: float,
+    axes: _Axes,
+    D: int,
+) -> _Placed:
+    """A part's indices on all ``D`` coordinates (a point mass: index 0 everywhere), and the
+    slacks of its representatives."""
+    values = law.loss
+    up = np.zeros((len(values), D), dtype=np.int64)
+    down = np.zeros((len(values), D), dtype=np.int64)
+    for d, u, w in coords:
+        up[:, d], down[:, d] = u, w
+    steps = np.asarray(axes.steps)
+    rep_up, rep_down = offset + up @ steps, offset + down @ steps
+    axes.base += k * offset
+    merge = certify.gamma(law.outputs + 2)
+    return _Placed(
+        up,
+        down,
+        law.mass,
+        _slack(values, rep_up, law, 1),
+        _slack(values, rep_down, law, -1),
+        k,
+        merge,
+    )
+
+
+def _locate(
+    v: FloatArray, law: Law, axes: _Axes, k: int
+) -> tuple[list[tuple[int, IntArray, IntArray]], float] | None:
+    """Where a part's values sit: ``([(coordinate, up, down), …], offset)``, or None.
+
+    Exactly on a lattice ``v₀ + h·n`` (a step already in use, else the smallest gap over
+    ``q ≤`` :data:`MAX_DIVISOR`). Else on a lattice through all but at most
+    :data:`MAX_EXCEPTIONS` values (a clamped noise's end columns): each exception ``e`` gets a
+    coordinate of its own, step ``r = e − (o + h·⌊(e − o)/h⌋)``, on which it counts 1, so the
+    composed loss stays exact.
+    """
+    tau = 64.0 * (law.rounding + 4.0 * U * float(np.max(np.abs(v))))
+    for d, h in enumerate(axes.steps):
+        n = _snap(v, h, tau)
+        if n is not None:
+            return [(d, n, n)], float(v[0])
+    gaps = np.diff(v)
+    h0 = float(np.min(gaps))
+    for q in range(1, MAX_DIVISOR + 1):
+        n = _snap(v, h0 / q, tau)
+        if n is not None:
+            return [(axes.add(h0 / q), n, n)], float(v[0])
+    best: tuple[int, int, float, float] | None = None
+    candidates = list(enumerate(axes.steps))
+    for g in np.unique(gaps[gaps > tau])[:6].tolist():
+        candidates += [(-1, g / q) for q in range(1, 5)]
+    for d, h in candidates:
+        for a in v[:: max(len(v) // 8, 1)].tolist():
+            n = np.rint((v - a) / h)
+            hits = int(np.sum(np.abs(v - a - n * h) <= tau))
+            enough = hits >= max(len(v) - MAX_EXCEPTIONS, 2)
+            if enough and (best is None or hits > best[0]):
+                best = (hits, d, h, a)
+    if best is None:
+        return None
+    _, d, h, a = best
+    exact = np.rint((v - a) / h)
+    on = np.abs(v - a - exact * h) <= tau
+    n = np.where(on, exact, np.floor((v - a) / h))
+    low = float(n.min())
+    misses = int(np.sum(~on))
+    if (
+        float(n.max()) - low > MAX_EXTENT
+        or (k + 1.0) ** misses * (k * (float(n.max()) - low) + 1) > MAX_CELLS
+    ):
+        return None  # the exceptions' coordinates would not fit: the grid takes the part
+    offset = a + h * low
+    index = (n - low).astype(np.int64)
+    if d < 0:
+        d = axes.add(h)
+    coords = [(d, index, index)]
+    for i in np.flatnonzero(~on).tolist():
+        r = float(v[i] - (offset + h * index[i]))
+        one = np.zeros(len(v), dtype=np.int64)
+        one[i] = 1
+        coords.append((axes.add(r), one, one))
+    return coords, offset
+
+
 def _place_loose(
-    loose: list[tuple[Law, int]],
-    steps: list[float],
-    placed: list[_Placed],
-    grid_cells: int,
-    what: str,
-) -> int:
-    """Put the parts on no lattice on one shared grid (values rounded up, and down); returns
-    the grid's coordinate."""
-    others = 1
-    for d in range(len(steps)):
-        others *= 1 + sum(p.count * int(p.up[-1]) for p in placed if p.dim == d)
-    cells = max(min(grid_cells, MAX_CELLS // max(others, 1)), 2)
+    loose: list[tuple[Law, int]], axes: _Axes, grid_cells: int, what: str
+) -> list[tuple[Law, int, list[tuple[int, IntArray, IntArray]], float]]:
+    """Put the parts on no lattice on one shared grid (values rounded up, and down)."""
+    cells = max(grid_cells, 2)
     span = sum(k * float(law.loss[-1] - law.loss[0]) for law, k in loose)
     folds = sum(k for _, k in loose)
     if cells <= folds + 1:
@@ -366,34 +448,21 @@ def _place_loose(
             f"{MAX_CELLS}); compose fewer releases"
         )
     h = span / (cells - folds - 1)
-    steps.append(h)
-    dim = len(steps) - 1
+    dim = axes.add(h)
+    out = []
     for law, k in loose:
         v = law.loss
         gaps = (v - v[0]) / h
         up = np.ceil(gaps).astype(np.int64)
         down = np.floor(gaps).astype(np.int64)
-        merge = certify.gamma(law.outputs + 2)
-        s_up, s_down = _slack(v, h, up, law, 1), _slack(v, h, down, law, -1)
-        placed.append(_Placed(dim, up, down, law.mass, s_up, s_down, k, merge))
-    return dim
-
-
-def _outer(start: Mass, coords: list[Mass]) -> Mass:
-    """The cells of independent coordinates (their outer product), times ``start``."""
-    p, rel, ab = start.p, start.rel, start.ab
-    for c in coords:
-        p = np.multiply.outer(p, c.p).ravel()
-        rel, ab = (
-            _up((1.0 + rel) * (1.0 + c.rel) * (1.0 + U) - 1.0),
-            _up(ab * (1.0 + c.rel + c.ab) + c.ab * (1.0 + rel + ab) + TINY),
-        )
-    return Mass(p, rel, ab)
-
-
-def _losses(base: float, steps: list[float], sizes: list[int]) -> FloatArray:
-    """The representative loss ``base + Σ_d h_d n_d`` of every cell, in the cells' order."""
-    out = np.array([base])
-    for h, n in zip(steps, sizes, strict=True):
-        out = np.add.outer(out, h * np.arange(n, dtype=np.float64)).ravel()
+        out.append((law, k, [(dim, up, down)], float(v[0])))
     return out
+
+
+def _losses(axes: _Axes, shape: tuple[int, ...]) -> FloatArray:
+    """The representative loss ``base + Σ_d h_d n_d`` of every cell, in C order."""
+    out = np.array(axes.base)
+    for h, n in zip(axes.steps, shape, strict=True):
+        out = np.add.outer(out, h * np.arange(n, dtype=np.float64))
+    flat: FloatArray = np.asarray(out, dtype=np.float64).ravel()
+    return flat
