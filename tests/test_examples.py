@@ -33,6 +33,7 @@ REPRODUCED = {
     "geo_indistinguishability": "Andrés et al. 2013; Bordenabe et al. 2014",
     "qif_gain_functions": "Alvim et al. 2012/2020, g-leakage and capacities",
     "plot_local_protocols": "Wang-Blocki-Li-Jha 2017 estimator variances; Ye-Barg; Acharya et al.",
+    "composition_certified": "Dong-Roth-Su 2022; Cuff & Yu, Corollary 2 and Lemma 2",
     "plot_shared_sample_amplification": "Balle-Barthe-Gaboardi 2018, log(1 + q(e^eps - 1))",
 }
 
