@@ -42,6 +42,10 @@ table with units, or as JSON with ``--json``. ``dpcap --help`` lists the subcomm
 ``dpcap sweep examples/sweep_spec.toml --store sweep.parquet --csv sweep.csv``
     The spec's queries at every grid point of a family of mechanisms (the file's format:
     ``dpcap sweep --help``); after Ctrl-C the same command resumes from the store.
+``dpcap exercises list|show|build|check``
+    Exercise sets for teaching (:mod:`dpcap.exercises`): the families, one student's variant,
+    notebooks for a roster with an answer key (``build --roster roster.csv --out DIR``), and
+    the check of an answer (exit status 0 when accepted).
 ``dpcap demo --n 40``
     Audits a count of ``n`` binary entries released through truncated geometric noise,
     given by its structure: the ``2^n`` databases are never enumerated.
@@ -88,6 +92,7 @@ import numpy as np
 from dpcap._core import validation as check
 from dpcap.channel import Mechanism, as_mechanism
 from dpcap.cli import _catalogue as _cli_catalogue
+from dpcap.cli import _exercises as _cli_exercises
 from dpcap.cli import _compose as _cli_compose
 from dpcap.cli import _io as io
 from dpcap.cli import _queries as _cli_queries
@@ -301,6 +306,7 @@ def _parser() -> argparse.ArgumentParser:
     sweep = _cli_sweep.add_parser(sub)
     sweep.formatter_class = io.Formatter  # its description wrapped, its spec format kept
     sweep.set_defaults(run=_cli_sweep.run)
+    _cli_exercises.add_parser(sub)
 
     cmd = sub.add_parser(
         "demo",
@@ -375,6 +381,8 @@ def _source(args: argparse.Namespace) -> str:
     """What an error that names no option is about: the input file(s), or the demo's size."""
     if args.command == "demo":
         return f"--n {args.n}"
+    if args.command == "exercises":
+        return f"dpcap exercises {args.action}"
     files = getattr(args, "files", None) or [getattr(args, "file", None) or args.spec]
     return ", ".join(str(f) for f in files)
 
