@@ -92,8 +92,8 @@ import numpy as np
 from dpcap._core import validation as check
 from dpcap.channel import Mechanism, as_mechanism
 from dpcap.cli import _catalogue as _cli_catalogue
-from dpcap.cli import _exercises as _cli_exercises
 from dpcap.cli import _compose as _cli_compose
+from dpcap.cli import _exercises as _cli_exercises
 from dpcap.cli import _io as io
 from dpcap.cli import _queries as _cli_queries
 from dpcap.cli import _read as read
