@@ -36,9 +36,11 @@ __all__ = ["tradeoff_curve"]
 FloatArray = NDArray[np.float64]
 
 #: Default target width of β at each α.
-DEFAULT_TOL = 1e-9
+DEFAULT_TOL = 1e-6
 #: Most levels ε at which the conjugate is evaluated (the loss values, thinned above this).
-MAX_LEVELS = 4096
+MAX_LEVELS = 2**16
+#: Values of α per block of the conjugate's evaluation (bounded memory).
+ALPHA_CHUNK = 64
 
 
 def tradeoff_curve(
@@ -92,11 +94,16 @@ def tradeoff_curve(
     deltas = np.stack([c.delta_upper_sorted(eps) for c in setup.composed])
     envelope = np.max(deltas, axis=0)  # δ(ε) of the worst pair at each ε, from above
     grow = np.exp(eps) * (1.0 + 4.0 * certify.U)
-    # 1 − δ(ε) − e^ε α, moved down by its rounding, at every (α, ε); its sup over ε
-    raw = 1.0 - envelope[None, :] - grow[None, :] * levels[:, None]
-    raw -= 4.0 * certify.U * (1.0 + grow[None, :] * levels[:, None] + envelope[None, :])
-    at = np.argmax(raw, axis=1)
-    lower = np.maximum(raw[np.arange(len(levels)), at], 0.0)
+    lower = np.zeros(levels.shape)
+    at = np.zeros(levels.shape, dtype=np.int64)
+    for start in range(0, len(levels), ALPHA_CHUNK):
+        part = levels[start : start + ALPHA_CHUNK]
+        # 1 − δ(ε) − e^ε α, moved down by its rounding, at every (α, ε); its sup over ε
+        raw = 1.0 - envelope[None, :] - grow[None, :] * part[:, None]
+        raw -= 4.0 * certify.U * (1.0 + grow[None, :] * part[:, None] + envelope[None, :])
+        best = np.argmax(raw, axis=1)
+        at[start : start + ALPHA_CHUNK] = best
+        lower[start : start + ALPHA_CHUNK] = np.maximum(raw[np.arange(len(part)), best], 0.0)
     witness = np.argmax(deltas[:, at], axis=0)
     zero = np.array([0.0])
     advantage = max(float(c.delta_upper(zero)[0]) for c in setup.composed)

@@ -28,6 +28,9 @@ Function                             Figure (and what it takes)
                                      FunnelCurves)
 :func:`plot_sweep`                   one query of a sweep table against a grid column, one
                                      line per ``hue`` value
+:func:`plot_tradeoff`                ``α ↦ β(α)``, the f-DP curve with its certified band and
+                                     the diagonal (a TradeoffCurve of
+                                     :func:`dpcap.tradeoff_curve`)
 ===================================  ==========================================================
 
 The curve plots (δ(ε), leakage, ``ε*(D)``, ``R(D)``) add a series when called again with the same
@@ -47,6 +50,7 @@ from dpcap.plots.leakage import plot_leakage
 from dpcap.plots.privacy import plot_privacy_profile
 from dpcap.plots.renyi import DEFAULT_ALPHAS, plot_renyi_profile
 from dpcap.plots.sweep import plot_sweep
+from dpcap.plots.tradeoff import plot_tradeoff
 
 __all__ = [
     "DEFAULT_ALPHAS",
@@ -58,4 +62,5 @@ __all__ = [
     "plot_rate_distortion",
     "plot_renyi_profile",
     "plot_sweep",
+    "plot_tradeoff",
 ]
