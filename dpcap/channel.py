@@ -29,13 +29,9 @@ from dpcap._core.log_matrix import log_probabilities, log_product
 from dpcap._core.partial_sums import PartialSums, database_rows, neighbor_totals, slice_rows
 from dpcap.errors import ChannelError, MechanismError
 from dpcap.neighbors import Neighbors, neighbor_pairs
+from dpcap.result.display import channel_html
 
-__all__ = [
-    "AdditiveMechanism",
-    "Channel",
-    "Mechanism",
-    "neighbor_pairs",
-]
+__all__ = ["AdditiveMechanism", "Channel", "Mechanism", "neighbor_pairs"]
 
 IntArray: TypeAlias = NDArray[np.int64]
 
@@ -129,6 +125,9 @@ class _Stochastic:
         if isinstance(shown, list):
             shown = f"{len(shown)} pairs"
         return f", neighbors={shown!r}"
+
+    def _repr_html_(self) -> str:  # the matrix up to 16x16, its corner or a summary beyond
+        return channel_html(self)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
         if copy:

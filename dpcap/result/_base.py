@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap.errors import Status
+from dpcap.result import display
 
 if TYPE_CHECKING:  # pandas is imported lazily, by to_frame only
     import pandas as pd
@@ -80,6 +81,12 @@ class ResultBase:
     def __float__(self) -> float:
         return float(self.value)
 
+    def _repr_html_(self) -> str:
+        """A small theme-neutral table for notebooks (:mod:`dpcap.result.display`): the value
+        with only the digits both ends of the bracket agree on, unit, bracket, status and the
+        attaining object. ``repr()`` is unchanged."""
+        return display.point_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-safe (see :func:`plain`), plus ``gap``."""
         out: dict[str, Any] = {}
@@ -127,6 +134,11 @@ class SequenceBase(ResultBase):
         """Point ``i``: the stored point result (curves keep ``points``); batches and profiles
         without stored points build it from their arrays instead."""
         return self.points[i]  # type: ignore[attr-defined]
+
+    def _repr_html_(self) -> str:
+        """One row per point (elided in the middle beyond 12): axis, agreed value, bracket,
+        status (:mod:`dpcap.result.display`)."""
+        return display.sequence_html(self)
 
     @property
     def converged(self) -> NDArray[np.bool_]:
