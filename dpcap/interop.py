@@ -147,10 +147,7 @@ def to_dp_accounting(
         allow_inf=False,
         positive=True,
     )
-    if not isinstance(pessimistic_estimate, bool):
-        raise ParameterError(
-            f"pessimistic_estimate must be True or False, got {pessimistic_estimate!r}"
-        )
+    pessimistic_estimate = check.flag(pessimistic_estimate, "pessimistic_estimate")
     pld_module = _need("dp_accounting.pld.privacy_loss_distribution")
     law, reverse = _pair_law(M, neighbors, pair)
     remove = _rounded(law, interval, pessimistic_estimate)

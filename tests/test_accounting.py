@@ -295,3 +295,54 @@ def test_tradeoff_of_a_composition_brackets_the_product_matrix(parts: list) -> N
         curve = dpcap.tradeoff_curve(parts, alpha)
     assert np.all(curve.lower <= brute + 1e-12), (curve.lower, brute)
     assert np.all(brute <= curve.upper + 1e-12), (brute, curve.upper)
+
+
+def test_adaptive_composition_of_one_release_is_the_envelope() -> None:
+    M = truncated_geometric(5, 1.0)
+    loss = dpcap.privacy_loss(M)
+    levels = np.unique(np.concatenate([law.loss for law in loss.laws]))
+    levels = levels[levels >= 0]
+    adaptive = dpcap.composed_delta_curve(M, levels, adaptive=True)
+    direct = dpcap.dp_delta_curve(M, levels)
+    assert np.all(adaptive.upper >= direct - 1e-15)
+    assert np.all(adaptive.upper <= direct + 1e-12)
+    assert adaptive.pair.tolist() == [[-1, -1]] * len(levels)
+
+
+@pytest.mark.parametrize("mechanism", [discrete_gaussian(6, 2.0), truncated_geometric(4, 0.6)])
+def test_adaptive_is_never_below_the_non_adaptive_value(mechanism: object) -> None:
+    grid = np.linspace(0.0, 6.0, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpcap.ConvergenceWarning)
+        fixed = dpcap.composed_delta_curve([(mechanism, 4)], grid)
+        free = dpcap.composed_delta_curve([(mechanism, 4)], grid, adaptive=True)
+    assert np.all(free.upper >= fixed.lower)
+
+
+def test_one_law_makes_adaptive_and_fixed_agree() -> None:
+    fixed = dpcap.composed_delta_curve([(randomized_response(3, 1.0), 20)], [1.0, 5.0])
+    free = dpcap.composed_delta_curve(
+        [(randomized_response(3, 1.0), 20)], [1.0, 5.0], adaptive=True
+    )
+    np.testing.assert_allclose(free.upper, fixed.upper, rtol=1e-13)
+    with pytest.raises(ParameterError, match="adaptive must be True or False"):
+        dpcap.composed_delta(randomized_response(2, 1.0), 1.0, adaptive=1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 5), st.integers(2, 4), st.integers(0, 2**32 - 1))
+def test_the_dominating_pair_dominates_every_pair(n: int, outputs: int, seed: int) -> None:
+    from dpcap.accounting.dominating import dominating_law
+    from dpcap.accounting.losses import hockey, ordered_pairs, pair_laws
+    from dpcap.channel import as_mechanism
+
+    W = np.random.default_rng(seed).dirichlet(np.ones(outputs), size=n)
+    mech = as_mechanism(W)
+    X, Xp = ordered_pairs(mech, "all")
+    combos, _ = pair_laws([mech], X, Xp, "test")
+    laws = [c[0] for c in combos]
+    top = dominating_law(laws)
+    eps = np.linspace(-3.0, 3.0, 61)
+    envelope = np.max([hockey(law, eps) for law in laws], axis=0)
+    assert np.all(hockey(top, eps) >= envelope - 1e-15)
+    assert abs(float(np.sum(top.mass)) + top.infinite - 1.0) < 1e-9

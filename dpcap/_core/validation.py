@@ -310,6 +310,13 @@ def integer(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def flag(value: Any, name: str) -> bool:
+    """Validate a switch: ``True`` or ``False`` (NumPy bools too; not 0/1 or strings)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False, got {show(value)}")
+    return bool(value)
+
+
 def tolerance(tol: Any, unit: str = "nats") -> float:
     """Validate a certified-gap tolerance: a positive, finite real number (bools refused)."""
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real):

@@ -13,8 +13,9 @@ the proofs of the rounding bounds of :mod:`dpcap.accounting._lattice`.
 Every result is a bracket that holds in floating point for the stored matrices: exact up to
 rounding where the losses sit on lattices (randomized response, geometric and Laplace noise,
 and any mix of them), and otherwise a discretisation that rounds each loss up for the upper
-end and down for the lower end. Adaptive composition (a release chosen from the earlier
-outputs) is not covered: these are the curves of the fixed product mechanism.
+end and down for the lower end. ``adaptive=True`` bounds adaptive composition instead
+(a release chosen after the earlier outputs, the worst pair free to change between releases)
+by composing one dominating pair per part (:mod:`dpcap.accounting.dominating`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from dpcap import neighbors as relations
 from dpcap._core import certify
 from dpcap._core import validation as check
 from dpcap.accounting import _lattice
-from dpcap.accounting.losses import ordered_pairs, pair_laws
+from dpcap.accounting.dominating import dominating_law
+from dpcap.accounting.losses import Law, ordered_pairs, pair_laws
 from dpcap.channel import Mechanism, as_mechanism
 from dpcap.errors import MechanismError, NeighborError, ParameterError, Status
 from dpcap.neighbors import Neighbors
@@ -53,7 +55,9 @@ MAX_BISECTIONS = 200
 class Setup:
     """The parts, their counts, and the distinct pair laws to compose."""
 
-    def __init__(self, parts: Any, neighbors: Neighbors | None, what: str) -> None:
+    def __init__(
+        self, parts: Any, neighbors: Neighbors | None, what: str, adaptive: bool = False
+    ) -> None:
         self.mechs, self.counts = _parts(parts)
         self.folds = sum(self.counts)
         shape = self.mechs[0].shape
@@ -76,12 +80,31 @@ class Setup:
         if not len(self.X):
             raise NeighborError(f"{what}: the neighbour relation has no pair of inputs")
         self.combos, self.label = pair_laws(self.mechs, self.X, self.Xp, what)
+        self.adaptive = check.flag(adaptive, "adaptive")
+        if self.adaptive:  # one dominating pair per part (module docstring)
+            self.combos = [
+                [
+                    dominating_law(_distinct([c[j] for c in self.combos]))
+                    for j in range(len(self.mechs))
+                ]
+            ]
+            self.label = np.zeros(len(self.X), dtype=np.int64)
         self.composed = [_lattice.compose(c, self.counts, what) for c in self.combos]
         self.method = "lattice" if all(c.lattice for c in self.composed) else "grid"
 
     def pair(self, combo: int) -> tuple[int, int]:
+        if self.adaptive:
+            return (-1, -1)  # a dominating pair, not a pair of inputs
         i = int(np.flatnonzero(self.label == combo)[0])
         return int(self.X[i]), int(self.Xp[i])
+
+
+def _distinct(laws: list[Law]) -> list[Law]:
+    """Each law once (laws are shared between combinations)."""
+    seen: dict[int, Law] = {}
+    for law in laws:
+        seen.setdefault(id(law), law)
+    return list(seen.values())
 
 
 def _parts(parts: Any) -> tuple[list[Mechanism], list[int]]:
@@ -137,6 +160,7 @@ def composed_delta(
     neighbors: Neighbors | None = None,
     tol: float = DEFAULT_TOL,
     rtol: float = DEFAULT_RTOL,
+    adaptive: bool = False,
 ) -> CompositionResult:
     """The smallest δ for which the composition of ``parts`` is (ε, δ)-DP, with a bracket.
 
@@ -157,6 +181,14 @@ def composed_delta(
     tol, rtol : float, keyword-only
         The bracket converges when ``upper − lower ≤ max(tol, rtol·upper)``. Losses on lattices
         give a bracket of rounding width; a grid's width is its discretisation.
+    adaptive : bool, keyword-only
+        ``False`` (default): the parts are these mechanisms, released together; δ is the max
+        over the database's neighbour pairs of the composed pair. ``True``: any releases
+        chosen adaptively (each after the earlier outputs) whose privacy profiles are the
+        parts', the worst pair free to change between releases: each part is replaced by a
+        dominating pair built from the upper envelope of its pairs' hockey-stick divergences
+        (:mod:`dpcap.accounting.dominating`; Zhu, Dong & Wang 2022, Thm 10), and ``pair`` is
+        ``(-1, -1)``. Never below the non-adaptive value.
 
     Returns
     -------
@@ -184,7 +216,7 @@ def composed_delta(
     """
     level = _one(eps, "eps")
     tol, rtol = check.tolerance(tol, "probability"), check.rtol(rtol)
-    setup = Setup(parts, neighbors, "composed_delta")
+    setup = Setup(parts, neighbors, "composed_delta", adaptive)
     upper, lower, best = _curve(setup, np.array([level]))
     hi, lo = float(upper[0]), float(lower[0])
     status, message = _status(
@@ -215,6 +247,7 @@ def composed_delta_curve(
     neighbors: Neighbors | None = None,
     tol: float = DEFAULT_TOL,
     rtol: float = DEFAULT_RTOL,
+    adaptive: bool = False,
 ) -> CompositionCurve:
     """:func:`composed_delta` over a grid of ε, the parts composed once.
 
@@ -242,7 +275,7 @@ def composed_delta_curve(
     if not grid.size:
         raise ParameterError("eps must hold at least one level, got an empty grid")
     tol, rtol = check.tolerance(tol, "probability"), check.rtol(rtol)
-    setup = Setup(parts, neighbors, "composed_delta_curve")
+    setup = Setup(parts, neighbors, "composed_delta_curve", adaptive)
     upper, lower, best = _curve(setup, grid)
     met = certify.met(upper - lower, tol, rtol, upper)
     statuses = [Status.CONVERGED if ok else Status.MAX_ITER for ok in met]
@@ -272,6 +305,7 @@ def composed_epsilon(
     neighbors: Neighbors | None = None,
     tol: float = EPS_TOL,
     rtol: float = 0.0,
+    adaptive: bool = False,
 ) -> CompositionResult:
     """The smallest ε for which the composition of ``parts`` is (ε, δ)-DP, with a bracket.
 
@@ -304,7 +338,7 @@ def composed_epsilon(
     """
     target = check.probability_scalar(delta, "delta")
     tol, rtol = check.tolerance(tol), check.rtol(rtol)
-    setup = Setup(parts, neighbors, "composed_epsilon")
+    setup = Setup(parts, neighbors, "composed_epsilon", adaptive)
     ups, lows, steps = [], [], 0
     for c in setup.composed:
         up, n_up = _bisect(c.delta_upper, target, c.infinite_upper, c.top, tol, rtol)

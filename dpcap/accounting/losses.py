@@ -136,15 +136,15 @@ def pair_laws(
     return combos, label
 
 
-def _hockey(law: Law, eps: FloatArray) -> FloatArray:
+def hockey(law: Law, eps: FloatArray) -> FloatArray:
     """``E[(1 − e^{ε−L})_+]`` at each ε (plain evaluation)."""
     z = np.minimum(eps[:, None] - law.loss[None, :], 0.0)
     out: FloatArray = (-np.expm1(z)) @ law.mass + law.infinite
     return out
 
 
-def _evaluation_error(law: Law) -> float:
-    """A bound on ``|computed − exact|`` of :func:`_hockey` for the stored matrix: the loss
+def evaluation_error(law: Law) -> float:
+    """A bound on ``|computed − exact|`` of :func:`hockey` for the stored matrix: the loss
     rounding (δ is 1-Lipschitz in a shift of the loss) and the arithmetic."""
     return law.rounding + 8.0 * certify.gamma(len(law.loss) + 8)
 
@@ -158,9 +158,9 @@ def dominated(laws: list[Law]) -> NDArray[np.bool_]:
     if n < 2 or n > MAX_DOMINANCE_LAWS:
         return out
     points = np.unique(np.concatenate([law.loss for law in laws]))
-    values = np.stack([_hockey(law, points) for law in laws])
+    values = np.stack([hockey(law, points) for law in laws])
     infinite = np.array([law.infinite for law in laws])
-    errors = np.array([_evaluation_error(law) for law in laws])
+    errors = np.array([evaluation_error(law) for law in laws])
     for b in range(n):
         for a in range(n):
             if a == b or out[a]:
