@@ -25,6 +25,7 @@ extensions = [
     "sphinx-mathjax-offline",  # MathJax shipped with the pages: they render offline
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "sphinx_togglebutton",  # the course page's worked solutions fold away
 ]
 
 exclude_patterns = [
@@ -135,3 +136,17 @@ def _cli_help() -> None:
 
 
 _cli_help()
+
+
+# --- the course page: every exercise family, rendered from dpcap.exercises -------------------
+def _course() -> None:
+    from dpcap.exercises.course import course_rst
+
+    target = DOCS / "generated" / "course" / "index.rst"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    content = course_rst()
+    if not target.exists() or target.read_text() != content:
+        target.write_text(content)
+
+
+_course()
