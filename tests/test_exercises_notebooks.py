@@ -180,3 +180,21 @@ def test_cli_list_show_check_build(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (tmp_path / "out" / "release" / "ada" / "hw.ipynb").exists()
     assert main(["exercises", "build", *args, "--assignment", "h w"]) == 2
     assert "assignment 'h w' must be" in capsys.readouterr().err
+
+
+def test_importing_the_wing_imports_no_notebook_library() -> None:
+    import subprocess
+
+    code = (
+        "import sys, dpcap, dpcap.exercises, dpcap.exercises.notebooks, dpcap.exercises.course\n"
+        "print(sorted(m for m in ('nbformat', 'nbclient', 'ipykernel', 'jupyter_client')\n"
+        "             if m in sys.modules), 'dpcap.exercises' in sys.modules)"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": ""}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.stdout.strip() == "[] True", done.stderr
+    bare = subprocess.run(
+        [sys.executable, "-c", "import sys, dpcap; print('dpcap.exercises' in sys.modules)"],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert bare.stdout.strip() == "False"
