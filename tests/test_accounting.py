@@ -225,8 +225,16 @@ def test_bad_parts_are_named() -> None:
         dpcap.composed_epsilon(randomized_response(2, 1.0), 1.5)
 
 
+def test_a_lattice_too_large_falls_back_to_a_certified_grid() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpcap.ConvergenceWarning)
+        r = dpcap.composed_delta([(discrete_gaussian(30, 2.0), 300)], 20.0)
+    assert r.method == "grid"
+    assert 0.0 <= r.lower <= r.upper <= 1.0
+
+
 def test_a_composition_too_large_is_refused_with_its_size() -> None:
-    with pytest.raises(ProblemTooLargeError, match=r"MAX_CELLS|MAX_WORK"):
+    with pytest.raises(ProblemTooLargeError, match=r"GRID_CELLS"):
         dpcap.composed_delta([(discrete_gaussian(30, 0.7), 40000)], 1.0)
 
 

@@ -263,9 +263,18 @@ class _Axes:
 
 
 def compose(
-    laws: list[Law], counts: list[int], what: str, grid_cells: int = GRID_CELLS
+    laws: list[Law],
+    counts: list[int],
+    what: str,
+    grid_cells: int = GRID_CELLS,
+    exact: bool = True,
 ) -> Composed:
-    """The bracket of the composition of ``counts[j]`` copies of ``laws[j]`` (one pair)."""
+    """The bracket of the composition of ``counts[j]`` copies of ``laws[j]`` (one pair).
+
+    Lattices first (``exact``); when their cells or work would pass :data:`MAX_CELLS` or
+    :data:`MAX_WORK`, every part goes to one grid of ``grid_cells`` instead (the certified
+    discretisation); only a grid that does not fit either is refused.
+    """
     axes = _Axes()
     found: list[tuple[Law, int, list[tuple[int, IntArray, IntArray]], float]] = []
     loose: list[tuple[Law, int]] = []
@@ -280,7 +289,7 @@ def compose(
         if len(v) == 1:  # a point mass: an offset, and a factor on every cell
             found.append((law, k, [], float(v[0])))
             continue
-        where = _locate(v, law, axes, k)
+        where = _locate(v, law, axes, k) if exact else None
         if where is None:
             loose.append((law, k))
             continue
@@ -298,6 +307,9 @@ def compose(
         w, shape = _power_work(extent, p.count, shape)
         work += w
     cells = math.prod(shape)
+    too_large = cells > MAX_CELLS or work * (2 if rounded else 1) > MAX_WORK
+    if too_large and exact and len(found) > len(loose):
+        return compose(laws, counts, what, grid_cells, exact=False)
     if cells > MAX_CELLS:
         raise ProblemTooLargeError(
             f"{what}: the composed loss has {cells} cells, above dpcap's limit of "
@@ -443,9 +455,9 @@ def _place_loose(
     folds = sum(k for _, k in loose)
     if cells <= folds + 1:
         raise ProblemTooLargeError(
-            f"{what}: the composition needs a grid of more than {cells} cells for {folds} "
-            f"releases whose losses lie on no lattice (dpcap.accounting._lattice.MAX_CELLS = "
-            f"{MAX_CELLS}); compose fewer releases"
+            f"{what}: {folds} releases need a grid of more than {cells} cells, dpcap's grid "
+            f"size (dpcap.accounting._lattice.GRID_CELLS); their exact lattice is above "
+            f"MAX_CELLS = {MAX_CELLS} or MAX_WORK = {MAX_WORK:.3g}: compose fewer releases"
         )
     h = span / (cells - folds - 1)
     dim = axes.add(h)
