@@ -215,7 +215,7 @@ def test_non_converged_results_warn_on_stderr(
 
 
 #: The hand-written reports and curves; every catalogued query is a subcommand between them.
-REPORTS = ("renyi", "delta", "rd", "pd", "funnel", "sweep", "demo")
+REPORTS = ("renyi", "delta", "rd", "pd", "funnel", "compose", "sweep", "exercises", "demo")
 SUBCOMMANDS = ("audit", *QUERIES, *REPORTS)
 
 
