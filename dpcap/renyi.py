@@ -96,7 +96,7 @@ def radius_below_one(
     still open (``upper − lower > max(tol, rtol·|upper|)``; the interior point aims at half).
     """
     if reduction is None:
-        reduction = reduce.reduce_channel(matrix)
+        reduction = reduce.extreme_rows(reduce.reduce_channel(matrix))
     found = list(candidates)
     iterations = 0
     notes: list[str] = []
@@ -283,7 +283,7 @@ def renyi_capacity(
         lower, upper, prior = _certify.capped(matrix, _certify.radius_zero(matrix))
         tag, iterations, note = "lp", 0, "primal and dual linear programmes (HiGHS)"
     else:
-        reduction = reduce.reduce_channel(matrix)
+        reduction = reduce.extreme_rows(reduce.reduce_channel(matrix))
         model = renyi.Sibson(a)
         initial = None
         candidates: tuple[_certify.Bracket, ...] = ()

@@ -55,7 +55,7 @@ def plain_capacity(
     divisor = check.unit_divisor(unit)
     check.choice(method, METHODS, "method")
     name = check.conic_solver(method, solver, CONIC_SOLVERS)
-    reduction = reduce.reduce_channel(matrix)
+    reduction = reduce.extreme_rows(reduce.reduce_channel(matrix))
     if method == "ba":
         solution = blahut.solve(
             reduction.matrix[None], tol=tolerance, rtol=relative, max_iter=budget

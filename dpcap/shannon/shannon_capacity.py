@@ -391,7 +391,10 @@ def _reductions(mats: list[FloatArray]) -> list[reduce.Reduction]:
             plain = _irreducible(np.stack([mats[i] for i in chunk]))
             for i in np.asarray(chunk)[plain].tolist():
                 out[i] = reduce.Reduction(mats[i], np.arange(nx, dtype=np.int64), nx)
-    return [reduce.reduce_channel(m) if r is None else r for m, r in zip(mats, out, strict=True)]
+    return [
+        reduce.extreme_rows(reduce.reduce_channel(m) if r is None else r)
+        for m, r in zip(mats, out, strict=True)
+    ]
 
 
 def _irreducible(W: FloatArray) -> NDArray[np.bool_]:

@@ -1,0 +1,83 @@
+"""Tall channels (issue 26): a capacity is carried by the extreme rows, so two-output channels
+of any height are two-row problems, certified over every row.
+
+Expected values are independent of the engine: the mutual information of the full tall matrix,
+maximised over the weight of its two extreme rows by golden-section search (a lower bound
+attained by a concrete prior), and the upper bound ``max_x D(W_x ‖ q)`` over every row at the
+output law of that prior.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpcap
+
+
+def _information(W: np.ndarray, p: np.ndarray) -> tuple[float, float]:
+    q = p @ W
+    with np.errstate(divide="ignore", invalid="ignore"):
+        D = np.sum(np.where(W > 0, W * np.log(W / q), 0.0), axis=1)
+    return float(p @ D), float(D.max())
+
+
+def _golden(W: np.ndarray) -> tuple[float, float]:
+    lo_row, hi_row = int(np.argmin(W[:, 0])), int(np.argmax(W[:, 0]))
+
+    def info(t: float) -> float:
+        p = np.zeros(len(W))
+        p[lo_row] += t
+        p[hi_row] += 1 - t
+        return _information(W, p)[0]
+
+    a, b = 0.0, 1.0
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(200):
+        c, d = b - g * (b - a), a + g * (b - a)
+        if info(c) < info(d):
+            a = c
+        else:
+            b = d
+    t = (a + b) / 2
+    p = np.zeros(len(W))
+    p[lo_row] += t
+    p[hi_row] += 1 - t
+    return _information(W, p)
+
+
+@pytest.mark.parametrize("n", [3, 1000, 100_000])
+def test_two_output_channels_of_any_height(n: int) -> None:
+    W = np.random.default_rng(n).dirichlet([1.0, 1.0], size=n)
+    r = dpcap.capacity(W)
+    assert r.status is dpcap.Status.CONVERGED
+    inner, outer = _golden(W)
+    assert r.lower <= outer + 1e-12
+    assert inner <= r.upper + 1e-12
+    assert abs(r.value - inner) < 1e-9
+    assert int(np.count_nonzero(r.prior)) <= 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(3, 60), st.integers(0, 2**32 - 1), st.floats(0.5, 4.0))
+def test_interior_rows_never_change_capacity(n: int, seed: int, alpha: float) -> None:
+    rng = np.random.default_rng(seed)
+    W = rng.dirichlet([1.0, 1.0], size=n)
+    ends = W[[int(np.argmin(W[:, 0])), int(np.argmax(W[:, 0]))]]
+    full, two = dpcap.capacity(W), dpcap.capacity(ends)
+    assert full.lower <= two.upper + 1e-12
+    assert two.lower <= full.upper + 1e-12
+    sib_full, sib_two = dpcap.renyi_capacity(W, alpha), dpcap.renyi_capacity(ends, alpha)
+    assert sib_full.lower <= sib_two.upper + 1e-12
+    assert sib_two.lower <= sib_full.upper + 1e-12
+
+
+def test_a_cost_keeps_every_row() -> None:
+    # under an input cost the interior rows matter: the cheap middle row is the one to use
+    W = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
+    r = dpcap.capacity(W, cost=[1.0, 0.0, 1.0], budget=0.0)
+    assert r.value == pytest.approx(0.0, abs=1e-9)
