@@ -41,6 +41,11 @@ IntArray: TypeAlias = NDArray[np.int64]
 #: pairs (about 10–40 s of numpy at 20–70 ns per element); above it ``ProblemTooLargeError``.
 MAX_PAIR_WORK = 2**29
 
+#: Most multiply-adds of the matrix products that screen every pair of rows for KL-DP, Rényi DP
+#: and TV (``rows² × outputs``, :mod:`dpcap.solvers.gram`; a 3000 × 3000 matrix is 2.7·10¹⁰,
+#: about a second). Above it those metrics compare pairs one by one, under MAX_PAIR_WORK.
+MAX_PRODUCT_WORK = 2**36
+
 #: Largest number of (unordered) neighbour pairs enumerated for one mechanism.
 MAX_PAIRS = 2**24
 

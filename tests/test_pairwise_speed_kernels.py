@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcap.solvers import pairwise
+from dpcap.solvers import hockey, pairwise
 
 
 def direct(W: np.ndarray, eps: np.ndarray) -> np.ndarray:
@@ -42,17 +42,17 @@ class TestBinSums:
     def test_many_levels_take_the_running_sums(self) -> None:
         W = with_ties_and_zeros(1)
         eps = np.linspace(0.0, 3.0, 200)  # 400 bins: past MATMUL_BINS
-        assert 2 * len(eps) > pairwise.MATMUL_BINS
+        assert 2 * len(eps) > hockey.MATMUL_BINS
         np.testing.assert_allclose(
-            pairwise.hockey_curve(W, *pairs(len(W)), eps), direct(W, eps), rtol=0, atol=1e-15
+            hockey.hockey_curve(W, *pairs(len(W)), eps), direct(W, eps), rtol=0, atol=1e-15
         )
 
     def test_matrix_product_equals_running_sums(self, monkeypatch: pytest.MonkeyPatch) -> None:
         W = with_ties_and_zeros(2)
         eps = np.array([0.0, 0.1, 0.5, 1.0, 2.0, 5.0, 30.0])
-        by_product = pairwise.hockey_curve(W, *pairs(len(W)), eps)
-        monkeypatch.setattr(pairwise, "MATMUL_BINS", 0)
-        by_sums = pairwise.hockey_curve(W, *pairs(len(W)), eps)
+        by_product = hockey.hockey_curve(W, *pairs(len(W)), eps)
+        monkeypatch.setattr(hockey, "MATMUL_BINS", 0)
+        by_sums = hockey.hockey_curve(W, *pairs(len(W)), eps)
         np.testing.assert_allclose(by_product, by_sums, rtol=0, atol=1e-16)
         np.testing.assert_allclose(by_product, direct(W, eps), rtol=0, atol=1e-15)
 
@@ -61,7 +61,7 @@ class TestBinSums:
         p = 1.0 / (1.0 + 2.0 * math.exp(-40.0))
         q = p * math.exp(-40.0)
         W = np.array([[p, q, q], [q, p, q], [q, q, p]])
-        curve = pairwise.hockey_curve(W, *pairs(3), np.array([39.0]))
+        curve = hockey.hockey_curve(W, *pairs(3), np.array([39.0]))
         assert curve[0] == pytest.approx(p - math.exp(39.0) * q, rel=1e-14)
 
 
@@ -72,7 +72,7 @@ class TestChunkBuffers:
         eps = np.linspace(0.0, 4.0, 9)
         monkeypatch.setattr(pairwise, "CHUNK_ELEMENTS", per_chunk * 2 * len(eps))
         np.testing.assert_allclose(
-            pairwise.hockey_curve(W, *pairs(len(W)), eps), direct(W, eps), rtol=0, atol=1e-15
+            hockey.hockey_curve(W, *pairs(len(W)), eps), direct(W, eps), rtol=0, atol=1e-15
         )
 
     def test_several_full_chunks(self) -> None:
@@ -80,14 +80,14 @@ class TestChunkBuffers:
         W = rng.dirichlet(np.ones(50), size=60)  # 1770 pairs × 50 outputs: 2 chunks of 2**16
         eps = np.linspace(0.0, 4.0, 21)
         np.testing.assert_allclose(
-            pairwise.hockey_curve(W, *pairs(len(W)), eps), direct(W, eps), rtol=0, atol=1e-15
+            hockey.hockey_curve(W, *pairs(len(W)), eps), direct(W, eps), rtol=0, atol=1e-15
         )
 
     def test_ratios_from_logs(self) -> None:
         rng = np.random.default_rng(4)
         W = rng.dirichlet(np.ones(16), size=20)
         eps = np.linspace(0.0, 3.0, 13)
-        curve = pairwise.hockey_curve(W, *pairs(len(W)), eps, np.log(W))
+        curve = hockey.hockey_curve(W, *pairs(len(W)), eps, np.log(W))
         np.testing.assert_allclose(curve, direct(W, eps), rtol=0, atol=1e-15)
 
 
@@ -104,6 +104,6 @@ class TestBinTableBuffers:
         out = np.empty(ratio.shape, dtype=np.int64)
         cell = np.empty(ratio.shape, dtype=np.int64)
         spare, flag = np.empty(ratio.shape), np.empty(ratio.shape, dtype=bool)
-        got = pairwise._BinTable(edges).bins(ratio, out=out, cell=cell, spare=spare, flag=flag)
+        got = hockey._BinTable(edges).bins(ratio, out=out, cell=cell, spare=spare, flag=flag)
         assert got is out
         np.testing.assert_array_equal(out, np.searchsorted(edges, ratio, side="right"))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import dpcap
 from dpcap import ParameterError
-from dpcap.solvers import pairwise
+from dpcap.solvers import hockey, pairwise
 from dpcap.testing import channels
 
 
@@ -149,7 +149,7 @@ class TestDeltaEngine:
                 [0.0, np.inf, np.nan, 5e-324, 1e308],
             ]
         )
-        table = pairwise._BinTable(edges)
+        table = hockey._BinTable(edges)
         np.testing.assert_array_equal(
             table.bins(ratio), np.searchsorted(edges, ratio, side="right")
         )

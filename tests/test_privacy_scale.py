@@ -2,8 +2,9 @@
 
 No timings are asserted: a *work meter* wraps the pairwise kernels behind the metrics and
 counts ``pairs × outputs`` compared, failing as soon as a budget is passed (so the quadratic
-code of old fails at once instead of running for minutes). Expected values are closed forms
-or a brute force over every ordered pair, written out here.
+code of old fails at once instead of running for minutes); the screen by matrix products
+(:mod:`dpcap.solvers.gram`) is not pairwise work, the pairs it leaves to a kernel are. Expected
+values are closed forms or a brute force over every ordered pair, written out here.
 """
 
 from __future__ import annotations
@@ -18,10 +19,17 @@ from scipy.special import rel_entr
 
 import dpcap
 from dpcap import Mechanism, ProblemTooLargeError, neighbors, privacy
+from dpcap.channel import as_mechanism
 from dpcap.mechanisms import counting_query, randomized_response, truncated_geometric
-from dpcap.solvers import pairwise
+from dpcap.privacy import _pairs as pairs_module
+from dpcap.solvers import hockey, pairwise
 
-KERNELS = ("hockey_curve", "max_divergence", "max_tv", "max_log_ratio")
+KERNELS = (
+    (pairwise, "max_divergence"),
+    (pairwise, "max_tv"),
+    (pairwise, "max_log_ratio"),
+    (hockey, "hockey_curve"),
+)
 
 
 @pytest.fixture
@@ -30,15 +38,27 @@ def meter(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], dict[str, int]]:
 
     def install(budget: int) -> dict[str, int]:
         seen = {"work": 0}
-        for name in KERNELS:
-            real = getattr(pairwise, name)
+
+        def count(work: int) -> None:
+            seen["work"] += work
+            assert seen["work"] <= budget, f"{seen['work']} pair-outputs > budget {budget}"
+
+        for module, name in KERNELS:
+            real = getattr(module, name)
 
             def counted(W: Any, I: Any, J: Any, *args: Any, _real: Any = real, **kw: Any) -> Any:
-                seen["work"] += len(I) * np.shape(W)[1]
-                assert seen["work"] <= budget, f"{seen['work']} pair-outputs > budget {budget}"
+                count(len(I) * np.shape(W)[1])
                 return _real(W, I, J, *args, **kw)
 
-            monkeypatch.setattr(pairwise, name, counted)
+            monkeypatch.setattr(module, name, counted)
+        real_all = hockey.all_pairs_curve
+
+        def all_counted(W: Any, *args: Any, **kw: Any) -> Any:
+            n, width = np.shape(W)
+            count(n * (n - 1) // 2 * width)
+            return real_all(W, *args, **kw)
+
+        monkeypatch.setattr(hockey, "all_pairs_curve", all_counted)
         return seen
 
     return install
@@ -166,9 +186,6 @@ def test_two_outputs_compare_the_extreme_rows(meter: Any) -> None:
     [
         lambda W, **kw: dpcap.dp_delta(W, 0.5, **kw),
         lambda W, **kw: dpcap.dp_delta_curve(W, [0.0, 1.0], **kw),
-        lambda W, **kw: dpcap.kl_dp(W, **kw),
-        lambda W, **kw: dpcap.renyi_dp(W, 2.0, **kw),
-        lambda W, **kw: dpcap.tv_dp(W, **kw),
     ],
 )
 def test_unstructured_quadratic_work_is_refused_at_once(meter: Any, metric: Any) -> None:
@@ -183,6 +200,60 @@ def test_unstructured_quadratic_work_is_refused_at_once(meter: Any, metric: Any)
     I, J = np.triu_indices(1200, k=1)
     with pytest.raises(ProblemTooLargeError, match=message):
         metric(W, neighbors=np.stack([I, J], axis=1))
+
+
+DIVERGENCES = {
+    "kl": dpcap.kl_dp,
+    "renyi 2": lambda W, **kw: dpcap.renyi_dp(W, 2.0, **kw),
+    "renyi 0.5": lambda W, **kw: dpcap.renyi_dp(W, 0.5, **kw),
+    "tv": dpcap.tv_dp,
+}
+
+
+@pytest.mark.parametrize("name", DIVERGENCES)
+def test_the_same_work_is_screened_by_products(meter: Any, name: str) -> None:
+    """KL, Rényi and TV over the 719,400 pairs of a 1200 × 1200 channel (8.6·10⁸ pair-outputs,
+    refused before the screen): the products leave a handful of pairs to the kernel, for all
+    pairs and for the same pairs listed."""
+    seen = meter(16 * 1200)
+    W = np.random.default_rng(3).dirichlet(np.ones(1200), size=1200)
+    value = DIVERGENCES[name](W, neighbors="all")
+    I, J = np.triu_indices(1200, k=1)
+    assert DIVERGENCES[name](W, neighbors=np.stack([I, J], axis=1)) == value
+    assert 0 < seen["work"] <= 16 * 1200
+    assert 0.0 < value < math.inf
+
+
+@pytest.mark.parametrize("name", DIVERGENCES)
+def test_a_screen_above_its_own_limit_is_refused(
+    meter: Any, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    meter(0)
+    monkeypatch.setattr(neighbors, "MAX_PRODUCT_WORK", 1200**3 - 1)
+    W = np.random.default_rng(3).dirichlet(np.ones(1200), size=1200)
+    with pytest.raises(ProblemTooLargeError, match="719400 distinct pairs of rows over 1200"):
+        DIVERGENCES[name](W, neighbors="all")
+
+
+def test_ties_past_the_screen_go_to_the_kernel_or_are_refused(
+    meter: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows that all nearly agree leave every pair to the kernel: within the work limit it
+    compares them all (the value of old), past it the refusal says what the screen left."""
+    rng = np.random.default_rng(8)
+    W = np.tile(rng.dirichlet(np.ones(300)), (300, 1)) * (1 + 1e-12 * rng.random((300, 300)))
+    W /= W.sum(axis=1, keepdims=True)
+    monkeypatch.setattr(pairs_module, "PLAIN_WORK", 0)
+    seen = meter(300 * 299 // 2 * 300)
+    I, J = np.triu_indices(300, k=1)
+    M = as_mechanism(W).matrix  # the rows the metric sees
+    direct = pairwise.max_divergence(M, I.astype(np.int64), J.astype(np.int64), 1.0)[0]
+    seen["work"] = 0
+    assert dpcap.kl_dp(W) == direct
+    assert seen["work"] >= 300 * 299 // 2 * 300  # every pair, past the screen
+    monkeypatch.setattr(neighbors, "MAX_PAIR_WORK", 1000 * 300)
+    with pytest.raises(ProblemTooLargeError, match="the matrix products left 44850 pairs"):
+        dpcap.kl_dp(W)
 
 
 def test_geometric_1999_delta_under_hamming_is_refused(meter: Any) -> None:
@@ -216,8 +287,8 @@ def sparse_rows(seed: int, n: int = 36, m: int = 24) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_structure_matches_brute_force(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
-    monkeypatch.setattr(privacy, "PLAIN_WORK", 0)  # take the structured path on small inputs
-    real = privacy._background_pairs
+    monkeypatch.setattr(pairs_module, "PLAIN_WORK", 0)  # take the structured path on small inputs
+    real = pairs_module._background_pairs
     used = []
 
     def recorded(*args: Any) -> Any:
@@ -225,7 +296,7 @@ def test_structure_matches_brute_force(monkeypatch: pytest.MonkeyPatch, seed: in
         used.append(found is not None)
         return found
 
-    monkeypatch.setattr(privacy, "_background_pairs", recorded)
+    monkeypatch.setattr(pairs_module, "_background_pairs", recorded)
     W = sparse_rows(seed)
     levels = [0.0, 0.05, 0.3, 1.0, 3.0]
     ref = brute_force(W, levels)
@@ -243,7 +314,7 @@ def test_structure_matches_brute_force(monkeypatch: pytest.MonkeyPatch, seed: in
 
 def test_structure_with_a_log_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
     """Randomized response at ε = 800 through the structured path: its logs are used."""
-    monkeypatch.setattr(privacy, "PLAIN_WORK", 0)
+    monkeypatch.setattr(pairs_module, "PLAIN_WORK", 0)
     W = randomized_response(30, 800.0)
     assert W.log_matrix is not None
     p = 1.0 / (1.0 + 29 * math.exp(-800.0))

@@ -25,6 +25,7 @@ import bench_calibrate
 import bench_capacity
 import bench_capacity_cost
 import bench_delta
+import bench_dp_products
 import bench_funnel
 import bench_lp
 import bench_midp
@@ -74,6 +75,7 @@ def main() -> None:
     bench_lp.main()
     bench_funnel.main()
     bench_privacy_scale.main()
+    bench_dp_products.main()
     print()
     bench_threads.main()
     print()
