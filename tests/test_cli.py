@@ -213,3 +213,73 @@ def test_audit_and_demo_write_the_delta_curve(
     figure = tmp_path / "demo.png"
     assert cli.main(["demo", "--n", "3", "--plot", str(figure)]) == 0
     assert figure.stat().st_size > 0
+
+
+# --------------------------------------------------------------------------- what does not fit
+
+
+@pytest.fixture
+def above_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, np.ndarray]:
+    """A 300 × 300 Dirichlet channel whose 44,850 pairs of rows (13,455,000 pair-outputs) pass
+    a pair-work limit lowered to 10⁶: δ(ε) does not fit, ε (column by column), KL-DP and TV
+    (matrix products, a few pairs left to the kernel) do."""
+    import dpcap.neighbors
+
+    monkeypatch.setattr(dpcap.neighbors, "MAX_PAIR_WORK", 10**6)
+    W = np.random.default_rng(26).dirichlet(np.ones(300), size=300)
+    path = tmp_path / "W.npy"
+    np.save(path, W)
+    return path, W
+
+
+def test_audit_reports_what_fits_and_names_what_it_skipped(
+    above_the_limit: tuple[Path, np.ndarray], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, W = above_the_limit
+    assert cli.main(["audit", str(path), "--json"]) == 1  # something was skipped
+    report = json.loads(capsys.readouterr().out)
+    assert list(report["skipped"]) == ["delta"]
+    assert report["delta"] is None
+    reason, option = report["skipped"]["delta"]["reason"], report["skipped"]["delta"]["option"]
+    assert "44850 distinct pairs of rows over 300 outputs (13455000 pair-outputs" in reason
+    assert option.startswith("--max-pair-work 13455000 ")
+    assert report["kl_dp"] == dpcap.kl_dp(W)
+    assert report["tv"] == dpcap.tv_dp(W)
+    assert report["dp_epsilon"] == dpcap.dp_epsilon(W)
+    assert report["capacity"][0] <= report["capacity"][1]
+    assert cli.main(["audit", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "approximate DP   skipped: dp_delta_curve would compare 44850" in out
+    assert "to allow it: --max-pair-work 13455000" in out
+    assert "KL-DP            " in out
+    assert "prior on X_i = mass on " in out  # 300 values: the support, not the list
+    assert "skipped" not in out.split("KL-DP")[1]
+
+
+def test_the_option_named_allows_the_metric(
+    above_the_limit: tuple[Path, np.ndarray], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dpcap.neighbors
+
+    path, W = above_the_limit
+    eps = "0,0.5,1"
+    assert (
+        cli.main(["audit", str(path), "--eps", eps, "--max-pair-work", "13455000", "--json"]) == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["skipped"] == {}
+    assert dpcap.neighbors.MAX_PAIR_WORK == 10**6  # restored after the command
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dpcap.neighbors, "MAX_PAIR_WORK", 2**29)
+        curve = dpcap.dp_delta_curve(W, [0.0, 0.5, 1.0])
+    assert [d for _, d in report["delta"]] == curve.tolist()
+
+
+def test_no_figure_when_the_curve_was_skipped(
+    above_the_limit: tuple[Path, np.ndarray], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, _ = above_the_limit
+    figure = path.with_suffix(".png")
+    assert cli.main(["audit", str(path), "--plot", str(figure)]) == 1
+    assert "no figure: delta(eps) was skipped" in capsys.readouterr().out
+    assert not figure.exists()

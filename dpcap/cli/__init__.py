@@ -13,7 +13,9 @@ table with units, or as JSON with ``--json``. ``dpcap --help`` lists the subcomm
     capacity and MI-DP (:func:`audit`). A matrix in a file carries no neighbour relation:
     without ``--neighbors`` its rows are databases under ``"hamming"`` (every pair of rows,
     for one entry), so a noise channel on a line of values (a truncated geometric) needs
-    ``--neighbors line`` to report its ε.
+    ``--neighbors line`` to report its ε. A metric above dpcap's limits is skipped, with the
+    reason and the option that would allow it (``--max-pair-work N``, or fewer neighbour
+    pairs), and the others are reported; the exit status is then 1.
 ``dpcap capacity bsc.csv --unit bits``, ``dpcap midp xor.csv --shape 2,2``, ...
     One subcommand per query of the catalogue (:mod:`dpcap.study.catalogue`), generated from
     it with its options and ``--help``: every point query of a mechanism (``capacity``,
@@ -79,16 +81,19 @@ status 2; a result whose bracket did not close is printed with a warning.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dpcap import neighbors as relations
 from dpcap._core import validation as check
 from dpcap.channel import Mechanism, as_mechanism
 from dpcap.cli import _catalogue as _cli_catalogue
@@ -99,7 +104,7 @@ from dpcap.cli import _queries as _cli_queries
 from dpcap.cli import _read as read
 from dpcap.cli import _sweep as _cli_sweep
 from dpcap.cli import _tradeoffs as _cli_tradeoffs
-from dpcap.errors import ConvergenceWarning, DpcapError, StoreWarning
+from dpcap.errors import ConvergenceWarning, DpcapError, ProblemTooLargeError, StoreWarning
 from dpcap.mechanisms import counting_query, truncated_geometric
 from dpcap.mi_dp import midp
 from dpcap.neighbors import NEIGHBOR_NAMES, Neighbors, describe
@@ -132,7 +137,13 @@ def audit(
     levels, bounds on natural-log likelihood ratios: nats whatever ``unit`` says), ``delta`` (a
     list of ``[ε, δ(ε)]``), ``tv``, ``max_leakage`` (in ``unit``), ``capacity`` and ``midp``
     (certified ``[lower, upper]`` brackets, in ``unit``) with the MI-DP witness
-    ``midp_entry``, ``midp_context`` and ``midp_prior``.
+    ``midp_entry``, ``midp_context`` and ``midp_prior``, and ``skipped``.
+
+    Every metric that fits is reported: one that dpcap refuses as too large
+    (:class:`~dpcap.ProblemTooLargeError`: more pairs of rows to compare than
+    :data:`dpcap.neighbors.MAX_PAIR_WORK` allows, a relation with too many pairs, a matrix too
+    large to build) is ``None``, and ``skipped`` maps its key to ``{"reason": the refusal,
+    "option": what would allow it}`` (empty when nothing was skipped).
 
     Examples
     --------
@@ -144,31 +155,88 @@ def audit(
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
     levels = check.nonnegative(list(eps), "eps")
-    deltas = dp_delta_curve(mech, levels, neighbors=relation)
-    mi = midp(mech, unit=unit)
-    free_lunch = capacity(mech, unit=unit)
-    return {
+    skipped: dict[str, dict[str, str]] = {}
+
+    def fits(key: str, compute: Callable[[], Any]) -> Any:
+        try:
+            return compute()
+        except ProblemTooLargeError as refusal:
+            skipped[key] = {"reason": str(refusal), "option": _allowance(str(refusal))}
+            return None
+
+    deltas = fits("delta", lambda: dp_delta_curve(mech, levels, neighbors=relation))
+    mi = fits("midp", lambda: midp(mech, unit=unit))
+    free_lunch = fits("capacity", lambda: capacity(mech, unit=unit))
+    report: dict[str, Any] = {
         "shape": list(mech.shape),
         "outputs": mech.n_outputs,
         "neighbors": describe(relation),
         "unit": unit,
-        "dp_epsilon": dp_epsilon(mech, neighbors=relation),
-        "delta": [[float(e), float(d)] for e, d in zip(levels, deltas, strict=True)],
-        "tv": tv_dp(mech, neighbors=relation),
-        "kl_dp": kl_dp(mech, neighbors=relation),
-        "max_leakage": max_leakage(mech, unit=unit),
-        "capacity": [free_lunch.lower, free_lunch.upper],
-        "midp": [mi.lower, mi.upper],
-        "midp_entry": mi.entry,
-        "midp_context": list(mi.context),
-        "midp_prior": mi.prior.tolist(),
+        "dp_epsilon": fits("dp_epsilon", lambda: dp_epsilon(mech, neighbors=relation)),
+        "delta": None,
+        "tv": fits("tv", lambda: tv_dp(mech, neighbors=relation)),
+        "kl_dp": fits("kl_dp", lambda: kl_dp(mech, neighbors=relation)),
+        "max_leakage": fits("max_leakage", lambda: max_leakage(mech, unit=unit)),
+        "capacity": None if free_lunch is None else [free_lunch.lower, free_lunch.upper],
+        "midp": None,
+        "midp_entry": None,
+        "midp_context": None,
+        "midp_prior": None,
     }
+    if deltas is not None:
+        report["delta"] = [[float(e), float(d)] for e, d in zip(levels, deltas, strict=True)]
+    if mi is not None:
+        report["midp"] = [mi.lower, mi.upper]
+        report["midp_entry"] = mi.entry
+        report["midp_context"] = list(mi.context)
+        report["midp_prior"] = mi.prior.tolist()
+    report["skipped"] = {key: skipped[key] for key in report if key in skipped}
+    return report
+
+
+#: The metrics of :func:`audit` as :func:`format_audit` names them.
+_AUDIT_NAMES = {
+    "dp_epsilon": "pure DP",
+    "delta": "approximate DP",
+    "tv": "total variation",
+    "kl_dp": "KL-DP",
+    "max_leakage": "maximal leakage",
+    "capacity": "capacity",
+    "midp": "MI-DP",
+}
+
+
+def _allowance(reason: str) -> str:
+    """The option that would allow a metric refused for ``reason`` (a refusal's message)."""
+    work = re.search(r"\((\d+) pair-outputs", reason)
+    if work is not None:  # too many pairs of rows to compare (dpcap.neighbors.refuse_pairs)
+        return (
+            f"--max-pair-work {work.group(1)} (the pair-outputs it needs), or fewer neighbour "
+            "pairs (--neighbors line, or explicit pairs in a JSON file)"
+        )
+    if "pairs of databases" in reason:  # the relation itself has too many pairs
+        return "fewer neighbour pairs: --neighbors line, or explicit pairs in a JSON file"
+    return "no option of dpcap audit: a structured mechanism (dpcap.Mechanism.additive)"
+
+
+@contextlib.contextmanager
+def _pair_work_limit(limit: int | None) -> Iterator[None]:
+    """:data:`dpcap.neighbors.MAX_PAIR_WORK` raised to ``limit`` for one command (``None``:
+    unchanged); restored afterwards. The command line runs one command per process."""
+    if limit is None:
+        yield
+        return
+    saved = relations.MAX_PAIR_WORK
+    relations.MAX_PAIR_WORK = limit
+    try:
+        yield
+    finally:
+        relations.MAX_PAIR_WORK = saved
 
 
 def format_audit(report: dict[str, Any], title: str) -> str:
-    """A human-readable rendering of :func:`audit`'s dictionary."""
-    unit = report["unit"]
-    eps = report["dp_epsilon"]
+    """A human-readable rendering of :func:`audit`'s dictionary (a skipped metric: why, and
+    the option that would allow it)."""
     relation = report["neighbors"]
     if isinstance(relation, list):
         relation = f"{len(relation)} explicit pairs"
@@ -176,24 +244,55 @@ def format_audit(report: dict[str, Any], title: str) -> str:
         title,
         f"  domain shape {io.shape_text(report['shape'])}, {report['outputs']} outputs, "
         f"neighbours: {relation}",
-        f"  pure DP          eps = {eps:.6g} nats"
-        + ("  (no finite eps)" if math.isinf(eps) else ""),
-        "  approximate DP   delta(eps), the smallest delta for (eps, delta)-DP (eps in nats):",
     ]
-    lines += [f"      eps = {e:<6.3g} delta = {d:.6g}" for e, d in report["delta"]]
-    lines += [
-        f"  total variation  {report['tv']:.6g}  (= delta(0), the (delta)-DP level)",
-        f"  KL-DP            {report['kl_dp']:.6g} nats  (a DP level, in nats like eps)",
-        f"  maximal leakage  {report['max_leakage']:.6g} {unit}  (log sum_y max_x W[x,y])",
-        f"  capacity         {_bracket(report['capacity'])} {unit}  "
-        "(free-lunch privacy: sup I(X^n; Y))",
-        f"  MI-DP            {_bracket(report['midp'])} {unit}  "
-        "(Cuff-Yu: max_i sup I(X_i; Y | X^-i))",
-        f"      attained at entry {report['midp_entry']}, other entries = "
-        f"{_context(report['midp_context'])}, prior on X_i = "
-        f"{np.round(report['midp_prior'], 6).tolist()}",
-    ]
+    skipped = report.get("skipped", {})
+    for key, name in _AUDIT_NAMES.items():
+        if key in skipped:
+            lines += [
+                f"  {name:<16s} skipped: {skipped[key]['reason']}",
+                f"      to allow it: {skipped[key]['option']}",
+            ]
+        else:
+            lines += _audit_lines(report, key)
     return "\n".join(lines)
+
+
+def _audit_lines(report: dict[str, Any], key: str) -> list[str]:
+    """The lines of one metric of :func:`format_audit`."""
+    unit, value = report["unit"], report[key]
+    if key == "dp_epsilon":
+        return [
+            f"  pure DP          eps = {value:.6g} nats"
+            + ("  (no finite eps)" if math.isinf(value) else "")
+        ]
+    if key == "delta":
+        return [
+            "  approximate DP   delta(eps), the smallest delta for (eps, delta)-DP (eps in nats):",
+            *(f"      eps = {e:<6.3g} delta = {d:.6g}" for e, d in value),
+        ]
+    if key == "tv":
+        return [f"  total variation  {value:.6g}  (= delta(0), the (delta)-DP level)"]
+    if key == "kl_dp":
+        return [f"  KL-DP            {value:.6g} nats  (a DP level, in nats like eps)"]
+    if key == "max_leakage":
+        return [f"  maximal leakage  {value:.6g} {unit}  (log sum_y max_x W[x,y])"]
+    if key == "capacity":
+        return [f"  capacity         {_bracket(value)} {unit}  (free-lunch privacy: sup I(X^n; Y))"]
+    return [
+        f"  MI-DP            {_bracket(value)} {unit}  (Cuff-Yu: max_i sup I(X_i; Y | X^-i))",
+        f"      attained at entry {report['midp_entry']}, other entries = "
+        f"{_context(report['midp_context'])}, prior on X_i = {_prior(report['midp_prior'])}",
+    ]
+
+
+def _prior(values: list[float], limit: int = 12) -> str:
+    """A prior, in full up to ``limit`` values; beyond, its support and largest masses."""
+    prior = np.asarray(values, dtype=np.float64)
+    if len(prior) <= limit:
+        return str(np.round(prior, 6).tolist())
+    top = [i for i in np.argsort(-prior, kind="stable")[:5] if prior[i] > 0]
+    largest = ", ".join(f"{int(i)}: {prior[i]:.6g}" for i in top)
+    return f"mass on {np.count_nonzero(prior)} of {len(prior)} values, largest {{{largest}}}"
 
 
 def _context(values: list[int], limit: int = 12) -> str:
@@ -215,13 +314,13 @@ def demo_mechanism(n: int = 8, eps: float = 1.0) -> Mechanism:
 # --- audit and demo -----------------------------------------------------------------------
 
 
-def _run_audit(args: argparse.Namespace) -> str:
+def _run_audit(args: argparse.Namespace) -> tuple[str, int]:
     data = read.read_channel(args.file, args.normalize)
     mech = io.mechanism(data, args)
     return _report(args, mech, f"dpcap audit: {data.label}", data.label)
 
 
-def _run_demo(args: argparse.Namespace) -> str:
+def _run_demo(args: argparse.Namespace) -> tuple[str, int]:
     mech = demo_mechanism(args.n, args.eps)
     title = (
         f"dpcap demo: count of {args.n} binary entries + truncated geometric noise "
@@ -230,18 +329,23 @@ def _run_demo(args: argparse.Namespace) -> str:
     return _report(args, mech, title, f"count of {args.n} + geometric")
 
 
-def _report(args: argparse.Namespace, mech: Mechanism, title: str, label: str) -> str:
-    """Audit ``mech``, write ``--plot`` (its δ(ε) curve), return the text or JSON."""
+def _report(args: argparse.Namespace, mech: Mechanism, title: str, label: str) -> tuple[str, int]:
+    """Audit ``mech``, write ``--plot`` (its δ(ε) curve), return the text or JSON and the exit
+    status (1 when a metric was skipped)."""
     levels = list(args.eps_grid or DEFAULT_EPS)
-    report = audit(mech, eps=levels, unit=args.unit)
-    if args.plot is not None:
-        from dpcap.plots import plot_privacy_profile
+    with _pair_work_limit(getattr(args, "max_pair_work", None)):
+        report = audit(mech, eps=levels, unit=args.unit)
+        plotted = args.plot is not None and report["delta"] is not None
+        if plotted:
+            from dpcap.plots import plot_privacy_profile
 
-        grid = levels if args.eps_grid else _cli_queries.plot_levels([report["dp_epsilon"]])
-        plot_privacy_profile(grid, {label: dp_delta_curve(mech, grid)}, path=args.plot)
+            grid = levels if args.eps_grid else _cli_queries.plot_levels([report["dp_epsilon"]])
+            plot_privacy_profile(grid, {label: dp_delta_curve(mech, grid)}, path=args.plot)
+    status = 1 if report["skipped"] else 0
     if args.json:
-        return io.dump(report)
-    return format_audit(report, title) + io.saved(args)
+        return io.dump(report), status
+    note = "" if plotted or args.plot is None else "\n  no figure: delta(eps) was skipped"
+    return format_audit(report, title) + (io.saved(args) if plotted else note), status
 
 
 # --- the parser ---------------------------------------------------------------------------
@@ -295,6 +399,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     cmd.add_argument("--neighbors", choices=NEIGHBOR_NAMES, help=_cli_queries.NEIGHBORS_HELP)
     _eps_grid(cmd)
+    cmd.add_argument(
+        "--max-pair-work",
+        type=io.integer(1),
+        metavar="N",
+        help="most pairs x outputs a DP metric compares pair by pair (default "
+        f"{relations.MAX_PAIR_WORK}, dpcap.neighbors.MAX_PAIR_WORK); a metric above it is "
+        "skipped, with the N it needs",
+    )
     io.add_normalize(cmd)
     io.add_output(cmd, plot="the delta(eps) curve")
     cmd.set_defaults(run=_run_audit)
@@ -369,12 +481,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     if isinstance(out, int):  # dpcap sweep prints its own output
         return out
+    status = 0
+    if isinstance(out, tuple):  # the text and the exit status (an audit that skipped)
+        out, status = out
     try:
         print(out)
         sys.stdout.flush()
     except BrokenPipeError:  # `dpcap ... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    return status
 
 
 def _source(args: argparse.Namespace) -> str:
