@@ -178,6 +178,19 @@ def test_two_outputs_compare_the_extreme_rows(meter: Any) -> None:
     assert dpcap.tv_dp(W) == pytest.approx(hi - lo, rel=1e-12)
 
 
+def test_the_extreme_rows_are_ordered_by_the_likelihood_ratio(
+    meter: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows ``(1, 2e-300)`` and ``(1, 1.5e-300)`` tie in the first column (1 − 2e-300 = 1): the
+    end of the segment is the one with the smaller second entry (KL-DP came out 0.14 low)."""
+    monkeypatch.setattr(pairs_module, "PLAIN_WORK", 0)
+    W = np.array([[1.0, 2e-300], [0.5, 0.5], [1.0, 1.5e-300]])
+    meter(100)
+    every = max(float(rel_entr(W[i], W[j]).sum()) for i in range(3) for j in range(3) if i != j)
+    assert every == pytest.approx(0.5 * math.log(0.5) + 0.5 * math.log(0.5 / 1.5e-300), rel=1e-12)
+    assert dpcap.kl_dp(W) == pytest.approx(every, rel=1e-12)
+
+
 # --------------------------------------------------------------------------- refusal
 
 
