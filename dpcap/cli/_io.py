@@ -88,14 +88,15 @@ def numbers(
                 if ":" in item:
                     start, stop, num = item.split(":")
                     count = int(num)
-                    if count < 1:
-                        raise ValueError(num)
+                    ends = (float(start), float(stop))
+                    if count < 1 or not math.isfinite(ends[1] - ends[0]):
+                        raise ValueError(num)  # no range from or to inf or nan, or wider
                     if count + len(values) > MAX_LIST_VALUES:
                         raise argparse.ArgumentTypeError(
                             f"{what}: at most {MAX_LIST_VALUES} values, got {text!r} "
                             f"({count} in {item!r})"
                         )
-                    values += [float(v) for v in np.linspace(float(start), float(stop), count)]
+                    values += [float(v) for v in np.linspace(*ends, count)]
                 else:
                     values.append(float(item))
             except ValueError:

@@ -108,8 +108,11 @@ def read_input(path: Path) -> Data:
         if suffix == ".npy":
             try:
                 array = np.load(path, allow_pickle=False)
-            except (ValueError, OSError, EOFError) as exc:
-                raise UsageError(f"{path}: not a NumPy .npy array of numbers ({exc})") from exc
+            except Exception as exc:  # NumPy's parser of a damaged header raises what it meets
+                # (ValueError, EOFError, tokenize.TokenError, zipfile.BadZipFile, ...)
+                raise UsageError(
+                    f"{path}: not a NumPy .npy array of numbers ({type(exc).__name__}: {exc})"
+                ) from exc
             if isinstance(array, np.lib.npyio.NpzFile):
                 names = ", ".join(array.files)
                 array.close()
@@ -248,7 +251,8 @@ def _read_json(path: Path) -> Data:
     neighbors = content.get("neighbors")
     if neighbors is not None and not isinstance(neighbors, str):
         pairs = check.real_array(neighbors, f'{path}: "neighbors"')
-        if not np.all(np.isfinite(pairs)) or np.any(pairs != np.round(pairs)) or np.any(pairs < 0):
+        # below 2**53 every index is an exact integer and casts to int64 without overflow
+        if not np.all((pairs >= 0) & (pairs < 2.0**53) & (pairs == np.round(pairs))):
             raise UsageError(
                 f'{path}: "neighbors" must be a relation name or pairs of row indices '
                 f"(integers >= 0), got {check.show(neighbors)}"

@@ -244,6 +244,8 @@ def points(grid: Any, fn: Callable[..., Any]) -> list[dict[str, Any]]:
                 raise ParameterError(
                     f"grid[{i}] must be a dict of parameters, got {check.show(point)}"
                 )
+            for key in point:  # names first: a name that is not a string is refused as such
+                _key(key)
             if set(point) != set(grid[0]):
                 raise ParameterError(
                     f"grid[{i}] has parameters {sorted(point)}, grid[0] has {sorted(grid[0])}: "

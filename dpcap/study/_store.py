@@ -29,13 +29,24 @@ checks before each part that the lock is still its own.
 A grid point stored twice (two sweeps at once, a part copied by hand) is found when the store
 is read: duplicates whose rows are equal (``seconds`` aside) are read once, with a warning
 naming the points; duplicates that differ raise :class:`~dpcap.errors.ParameterError` naming
-the points and the parts. pyarrow is imported here only.
+the points and the parts.
+
+Each part records the digest of the spec that wrote it (:data:`DIGEST_KEY` in its Parquet
+metadata; the dpcap version aside). A part is checked before its rows count, when a sweep
+resumes as when a store is read: it must be a regular file, record this store's spec (or no
+spec: a part written before parts recorded one), have the columns of this sweep's rows with
+their types, and hold only grid points of this sweep. Anything else (a part of another sweep
+copied in, a hand-made file named ``part-*.parquet``, a FIFO) raises
+:class:`~dpcap.errors.ParameterError` naming the part; nothing is read from a FIFO or device.
+pyarrow is imported here only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import math
 import os
 import re
 import socket
@@ -63,6 +74,22 @@ UNKNOWN_VERSION = "0+unknown"
 
 #: The most of a lock file ever read (a dpcap lock is about 250 bytes).
 LOCK_BYTES = 4096
+
+#: The key of a part's Parquet metadata that holds :func:`spec_digest` of its sweep.
+DIGEST_KEY = b"dpcap.spec"
+
+#: The Arrow type kinds of a part's result columns (``catalogue.RESULT_COLUMNS``).
+_RESULT_TYPES = {
+    "value": "floating",
+    "lower": "floating",
+    "upper": "floating",
+    "seconds": "floating",
+    "iterations": "integer",
+    "status": "string",
+    "method": "string",
+    "unit": "string",
+    "message": "string",
+}
 
 #: Temporary files of this module (:func:`_tmp_name`): what a killed sweep may leave behind.
 _LEFTOVER = re.compile(r"\.(?:_spec\.json|_lock|part-\d+-[0-9a-f]+\.parquet)\.[0-9a-f]{8}\.tmp")
@@ -107,6 +134,68 @@ def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> 
         elif _canonical(a) != _canonical(b):
             out.append(f"{name} (store: {_brief(a)}; now: {_brief(b)})")
     return out
+
+
+def spec_digest(spec: dict[str, Any]) -> str:
+    """The identity of a sweep recorded in its parts: SHA-256 of the spec's canonical JSON,
+    without the dpcap version (a resume by another version is refused at the spec)."""
+    body = {key: value for key, value in spec.items() if key != "dpcap"}
+    return hashlib.sha256(_canonical(body).encode()).hexdigest()
+
+
+def _grid_layout(spec: dict[str, Any]) -> tuple[dict[str, str], int | None]:
+    """The grid columns of a spec's rows (name -> the kind of Arrow type: ``integer``,
+    ``floating``, ``bool``, ``string``) and its number of points; ``({}, None)`` for a grid
+    that is not well formed (whoever reads the store refuses it)."""
+    grid: Any = spec.get("grid")
+    try:
+        if "product" in grid:
+            axes = dict(grid["product"])
+            count = math.prod(len(values) for values in axes.values())
+        else:
+            points = grid["points"]
+            axes = {name: [p[name] for p in points] for name in points[0]}
+            count = len(points)
+        return {name: _kind_of(values) for name, values in axes.items()}, count
+    except (TypeError, KeyError, IndexError, ValueError):
+        return {}, None
+
+
+def _kind_of(values: list[Any]) -> str:
+    """The Arrow type kind of a grid column (the rule of ``sweeps._dtype``)."""
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "integer"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "floating"
+    return "string"
+
+
+def _type_kind(arrow_type: Any) -> str:
+    import pyarrow as pa
+
+    for test, name in (
+        (pa.types.is_null, "null"),
+        (pa.types.is_boolean, "bool"),
+        (pa.types.is_integer, "integer"),
+        (pa.types.is_floating, "floating"),
+        (pa.types.is_string, "string"),
+        (pa.types.is_large_string, "string"),
+    ):
+        if test(arrow_type):
+            return name
+    return str(arrow_type)
+
+
+def _fits(found: str, kind: str, nullable: bool) -> bool:
+    """Whether a column of type kind ``found`` holds what a sweep writes as ``kind``: the same,
+    null (no value in the part) where a column may be empty, or integers where floats are."""
+    if found == kind:
+        return True
+    if found == "null":
+        return nullable
+    return kind == "floating" and found == "integer"
 
 
 def _brief(value: Any, limit: int = 80) -> str:
@@ -269,6 +358,11 @@ def _parse(text: str) -> dict[str, Any] | None:
     pid = info.get("pid")
     if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 2**31:
         return None
+    start = info.get("start")
+    if start is not None and (isinstance(start, bool) or not isinstance(start, int)):
+        return None  # not what dpcap writes: a start time of another kind proves no death
+    if any(not isinstance(info.get(key), (str, type(None))) for key in ("host", "boot", "pidns")):
+        return None
     return info
 
 
@@ -295,6 +389,7 @@ class Store:
                     f"path: {str(self.path)!r} is not a sweep store (no {SPEC_FILE})"
                 )
             self.spec = self.read_spec()
+            self._layout(self.spec)
             return
         if self.path.exists() and not self.path.is_dir():
             raise ParameterError(f"store: {str(self.path)!r} exists and is not a directory")
@@ -321,6 +416,20 @@ class Store:
             self.release()
             raise
         self.spec = spec
+        self._layout(spec)
+
+    def _layout(self, spec: dict[str, Any]) -> None:
+        """What every part of this sweep holds: its spec's digest, columns and points."""
+        self.digest = spec_digest(spec)
+        self.grid_columns, self.n_points = _grid_layout(spec)
+        try:
+            keys = {str(key) for _, params in spec["queries"] for key in params or {}}
+        except (TypeError, ValueError, KeyError):  # refused by whoever reads the spec
+            keys = set()
+        # a query parameter named like a grid parameter has the column query_<name> (sweeps)
+        self.query_columns = sorted(
+            f"query_{key}" if key in self.grid_columns or key == "point" else key for key in keys
+        )
 
     def _lock(self, break_lock: bool) -> list[str]:
         """Take the lock; returns what was done to stale or broken locks (for the warning)."""
@@ -490,7 +599,8 @@ class Store:
                 f"store: {str(self.path)!r} is a non-empty directory without {SPEC_FILE}; "
                 "a sweep store must be a new or empty directory"
             )
-        text = json.dumps(spec, indent=2, sort_keys=True)
+        # keys in the order given: the columns of an explicit grid follow its points' keys
+        text = json.dumps(spec, indent=2)
         _atomic_write(self.path / SPEC_FILE, lambda p: p.write_text(text + "\n"))
 
     def read_spec(self) -> dict[str, Any]:
@@ -499,6 +609,8 @@ class Store:
             spec = json.loads((self.path / SPEC_FILE).read_text())
         except (OSError, ValueError) as exc:
             raise ParameterError(f"{where} is unreadable ({exc})") from exc
+        except RecursionError:
+            raise ParameterError(f"{where} is unreadable (JSON nested too deeply)") from None
         if not isinstance(spec, dict) or sorted(spec) != sorted(SPEC_KEYS):
             raise ParameterError(f"{where} is not a sweep spec (keys {', '.join(SPEC_KEYS)})")
         grid = spec["grid"]
@@ -510,23 +622,90 @@ class Store:
         return sorted(self.path.glob(PART_GLOB))
 
     def _table(self, part: Path, columns: list[str] | None = None) -> Any:
+        """The rows of ``part`` (``columns`` only), once the part is found to be this sweep's
+        (module docstring); :class:`~dpcap.errors.ParameterError` naming it otherwise."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        where = f"store {str(self.path)!r}: part {part.name}"
         try:
-            return pq.read_table(part, columns=columns)
+            mode = os.stat(part).st_mode
+        except OSError as exc:
+            raise ParameterError(f"{where} is unreadable ({exc})") from exc
+        if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
+            raise ParameterError(
+                f"{where} is a {_kind(mode)}, not a file a sweep writes; it is not read. "
+                "Remove it from the store"
+            )
+        try:
+            with pq.ParquetFile(part) as handle:
+                self._check_schema(where, handle.schema_arrow)
+                table = handle.read(columns=columns)
         except (OSError, pa.ArrowException) as exc:
             raise ParameterError(
-                f"store {str(self.path)!r}: part {part.name} is unreadable ({exc}); deleting it "
-                "is safe (a resumed sweep computes its points again)"
+                f"{where} is unreadable ({exc}); deleting it is safe (a resumed sweep computes "
+                "its points again)"
             ) from exc
+        self._check_points(where, table.column("point"))
+        return table
+
+    def _check_schema(self, where: str, schema: Any) -> None:
+        """Refuse a part of another sweep, or one without this sweep's columns and types."""
+        delete = "Delete it (a resumed sweep computes the points of this sweep's own parts again)"
+        digest = (schema.metadata or {}).get(DIGEST_KEY)
+        if digest is not None and digest.decode("utf-8", "replace") != self.digest:
+            raise ParameterError(
+                f"{where} was written by another sweep (its spec is not this store's "
+                f"{SPEC_FILE}): it was copied in. {delete}"
+            )
+        types = {name: _type_kind(schema.field(name).type) for name in schema.names}
+        wanted = {
+            "point": "integer",
+            **self.grid_columns,
+            "query": "string",
+            **_RESULT_TYPES,
+        }
+        missing = [name for name in wanted if name not in types]
+        missing += [name for name in self.query_columns if name not in types]
+        if missing:
+            raise ParameterError(
+                f"{where} is not a part of this sweep: it has no column {', '.join(missing)}. "
+                f"{delete}"
+            )
+        never_null = {"point", "query", *self.grid_columns}
+        wrong = [
+            f"{name} ({types[name]}, not {kind})"
+            for name, kind in wanted.items()
+            if not _fits(types[name], kind, name not in never_null)
+        ]
+        if wrong:
+            raise ParameterError(
+                f"{where} is not a part of this sweep: the column(s) {', '.join(wrong)} do "
+                f"not hold what a sweep writes there. {delete}"
+            )
+
+    def _check_points(self, where: str, column: Any) -> None:
+        """Refuse a part whose ``point`` column has a missing value or a point off the grid."""
+        if column.null_count:
+            raise ParameterError(f"{where} has rows without a grid point (point is null)")
+        if self.n_points is None or not len(column):
+            return
+        import pyarrow.compute as pc
+
+        low, high = pc.min(column).as_py(), pc.max(column).as_py()
+        if low < 0 or high >= self.n_points:
+            bad = low if low < 0 else high
+            raise ParameterError(
+                f"{where} holds rows of grid point {bad}, which this sweep's grid (points 0 to "
+                f"{self.n_points - 1}) does not have: it is not a part of this sweep. Delete it"
+            )
 
     def done(self) -> set[int]:
-        """Indices of the grid points whose rows are on disk."""
+        """Indices of the grid points whose rows are on disk (every part checked)."""
         points: set[int] = set()
         for part in self.parts():
             column = self._table(part, ["point"]).column("point")
-            points.update(int(p) for p in column.to_pylist() if p is not None)
+            points.update(int(p) for p in column.to_pylist())
         return points
 
     def write(self, frame: pd.DataFrame) -> Path:
@@ -548,6 +727,8 @@ class Store:
         first = int(frame["point"].min()) if len(frame) else 0
         path = self.path / f"part-{first:08d}-{uuid.uuid4().hex[:8]}.parquet"
         table = pa.Table.from_pandas(frame, preserve_index=False)
+        metadata = {**(table.schema.metadata or {}), DIGEST_KEY: self.digest.encode()}
+        table = table.replace_schema_metadata(metadata)
         _atomic_write(path, lambda p: pq.write_table(table, p))
         return path
 

@@ -25,12 +25,17 @@ ROOT = HERE.parent.parent
 
 #: Longest first (measured), so that two workers finish together; unknown groups go last.
 ORDER = (
+    "stores",
     "renyi",
+    "cli_readers",
     "capacity",
+    "calibrate",
+    "qif",
     "distortion",
     "midp",
     "measures",
     "mechanisms",
+    "sweep_specs",
     "funnel",
     "dp_metrics",
     "malformed",
