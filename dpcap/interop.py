@@ -73,7 +73,7 @@ def _pair_law(M: Any, neighbors: Neighbors | None, pair: Any) -> tuple[PairLoss,
         x, xp = (int(v) for v in law.pairs[0])
         return law, find(xp, x)
     try:
-        x, xp = (int(v) for v in pair)
+        x, xp = (check.integer(v, "pair", minimum=0) for v in pair)
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"pair must be two row indices (x, x'), got {pair!r}") from exc
     chosen = find(x, xp)
@@ -89,6 +89,11 @@ def _rounded(law: PairLoss, interval: float, pessimistic: bool) -> dict[int, flo
     rounding includes the law's own rounding bound, so pessimistic stays pessimistic."""
     shift = law.rounding if pessimistic else -law.rounding
     scaled = (law.loss + shift) / interval
+    if len(scaled) and float(np.max(np.abs(scaled))) >= 2.0**62:
+        raise ParameterError(
+            f"value_discretization_interval {interval!r} is too small for losses up to "
+            f"{float(np.max(np.abs(law.loss))):.6g}: the grid index would overflow"
+        )
     index = np.ceil(scaled) if pessimistic else np.floor(scaled)
     out: dict[int, float] = {}
     for i, m in zip(index.astype(np.int64).tolist(), law.mass.tolist(), strict=True):
@@ -198,7 +203,9 @@ def from_opendp(measurement: Any, /, *, values: Any, tail: float = DEFAULT_TAIL)
     """An OpenDP measurement with a finite (or clamped integer) output law as a dpcap channel.
 
     OpenDP measurements do not expose their parameters, so the parameter is read back from
-    the measurement's own privacy map and the channel is checked against it:
+    the measurement's own privacy map (the channel's ε is checked against it, which guards the
+    reading of the map, not the number of categories: OpenDP does not expose it, so ``values``
+    must list the measurement's categories):
 
     * randomized response on booleans (``make_randomized_response_bool``) or on categories
       (``make_randomized_response``): ``ε = map(1)`` gives ``randomized_response(k, ε)``
@@ -289,13 +296,14 @@ def to_opendp(M: Any, /, *, delta: float = 0.0) -> Any:
     mech = as_mechanism(M)
     relation = mech.neighbors
     n = mech.matrix.shape[0]
-    if relation == "all" or (relation == "hamming" and len(mech.shape) == 1):
+    named = relation if isinstance(relation, str) else None
+    if named == "all" or (named == "hamming" and len(mech.shape) == 1):
         metric = dp.discrete_distance()
 
         def at(d_in: int) -> Neighbors:
             return "all"
 
-    elif relation == "line":
+    elif named == "line":
         metric = dp.absolute_distance(T=int)
 
         def at(d_in: int) -> Neighbors:

@@ -276,7 +276,8 @@ def _brute_tradeoff(P: np.ndarray, pairs: list[tuple[int, int]], alpha: np.ndarr
 
 
 def test_tradeoff_of_pure_dp_randomized_response() -> None:
-    # ε-DP binary RR: f(α) = max(0, 1 − e^ε α, e^{−ε}(1 − α)) (Dong, Roth & Su, Prop. 2.5)
+    # ε-DP binary RR: f(α) = max(0, 1 − e^ε α, e^{−ε}(1 − α)), the trade-off function of
+    # (ε, 0)-DP (Dong, Roth & Su 2022)
     eps = math.log(3)
     alpha = np.linspace(0.0, 1.0, 41)
     curve = dpcap.tradeoff_curve(randomized_response(2, eps), alpha)
@@ -354,3 +355,91 @@ def test_the_dominating_pair_dominates_every_pair(n: int, outputs: int, seed: in
     envelope = np.max([hockey(law, eps) for law in laws], axis=0)
     assert np.all(hockey(top, eps) >= envelope - 1e-15)
     assert abs(float(np.sum(top.mass)) + top.infinite - 1.0) < 1e-9
+
+
+# --- from the second reading: the ends that could fail ---------------------------------------
+
+
+def test_adaptive_ends_hold_with_losses_beyond_exp_range() -> None:
+    tiny = 1e-320  # likelihood ratios near e^737: e^ℓ overflows
+    W = np.array([[0.5, 0.5 - tiny, tiny], [tiny, 0.5, 0.5 - tiny], [0.3, 0.3, 0.4]])
+    grid = np.array([0.0, 1.0, 5.0])
+    fixed = dpcap.composed_delta_curve(W, grid, neighbors="all")
+    free = dpcap.composed_delta_curve(W, grid, neighbors="all", adaptive=True)
+    brute = dpcap.dp_delta_curve(W, grid, neighbors="all")
+    assert np.all(free.upper >= brute - 1e-15)
+    assert np.all(free.lower <= brute + 1e-15)
+    assert np.all(fixed.lower <= free.upper)
+
+
+def test_adaptive_composition_of_pure_dp_parts_stays_pure() -> None:
+    M = truncated_geometric(4, 0.6)  # 0.6-DP; 50 releases are 30-DP whatever the adaption
+    r = dpcap.composed_delta([(M, 50)], 30.5, adaptive=True)
+    assert r.upper == 0.0
+    e = dpcap.composed_epsilon([(M, 50)], 1e-12, adaptive=True)
+    assert e.upper <= 30.0 + 1e-9
+
+
+def test_adaptive_between_breakpoints_and_its_lower_end() -> None:
+    W = np.array([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6], [0.1, 0.7, 0.2]])
+    grid = np.linspace(0.0, 2.0, 41)  # most of these are no loss value of any pair
+    brute = dpcap.dp_delta_curve(W, grid, neighbors="all")
+    free = dpcap.composed_delta_curve(W, grid, neighbors="all", adaptive=True)
+    assert np.all(free.lower <= brute + 1e-15)  # a fixed pair is one adaptive strategy
+    assert np.all(free.upper >= brute - 1e-15)
+    # the envelope bends where two pairs' curves cross: those points are in the hull
+    assert free.upper[0] == pytest.approx(brute[0], abs=1e-9)
+
+
+def test_tradeoff_with_losses_beyond_exp_range_is_finite_and_holds() -> None:
+    W = np.array([[0.6, 0.4], [1e-200, 1 - 1e-200]])
+    alpha = np.array([0.0, 0.01, 0.3, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpcap.ConvergenceWarning)
+        curve = dpcap.tradeoff_curve([(W, 2)], alpha)
+    assert np.all(np.isfinite(curve.lower))
+    assert np.all(np.isfinite(curve.upper))
+    # the product matrix underflows (1e-400 becomes 0), which only moves its curve at α = 0
+    product = dpcap.compose(W, W).matrix
+    brute = _brute_tradeoff(product, [(0, 1), (1, 0)], alpha)
+    assert np.all(curve.lower[1:] <= brute[1:] + 1e-12)
+    assert np.all(brute[1:] <= curve.upper[1:] + 1e-12)
+
+
+def test_privacy_loss_brackets_the_exact_log_ratio() -> None:
+    W = randomized_response(3, 0.7)
+    loss = dpcap.privacy_loss(W)
+    exact = max(
+        mp.log(mp.mpf(W.matrix[x, y])) - mp.log(mp.mpf(W.matrix[xp, y]))
+        for x in range(3)
+        for xp in range(3)
+        if x != xp
+        for y in range(3)
+    )
+    assert loss.lower <= float(exact) <= loss.upper
+    assert loss.upper - loss.lower < 1e-13
+
+
+def test_epsilon_at_delta_zero_is_the_composed_pure_level() -> None:
+    M = discrete_gaussian(4, 1.0)
+    r = dpcap.composed_epsilon([(M, 2)], 0.0)
+    pure = dpcap.dp_epsilon(dpcap.compose(M, M))
+    assert r.lower - 1e-9 <= pure <= r.upper + 1e-9
+    assert r.status is dpcap.Status.CONVERGED
+
+
+def test_a_count_beyond_the_rounding_is_refused() -> None:
+    with pytest.raises(ProblemTooLargeError, match="rounding"):
+        dpcap.composed_delta([(np.full((2, 2), 0.5), 10**30)], 0.0)
+
+
+def test_parts_in_every_accepted_form() -> None:
+    M = randomized_response(2, 1.0)
+    a = dpcap.composed_delta((M, 3), 1.0)
+    b = dpcap.composed_delta([(M, 3)], 1.0)
+    assert a.folds == b.folds == 3
+    assert a.upper == b.upper
+    with pytest.raises(ParameterError, match="empty"):
+        dpcap.composed_delta([], 1.0)
+    with pytest.raises(ParameterError, match="1-D"):
+        dpcap.composed_delta_curve(M, [[0.0, 1.0]])

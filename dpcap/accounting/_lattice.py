@@ -104,6 +104,29 @@ def _power(a: Mass, k: int) -> Mass:
     return out
 
 
+def _reach(a: FloatArray, b: FloatArray) -> FloatArray:
+    """The support of a convolution (0/1 arrays: exact zeros stay zeros)."""
+    from scipy import signal
+
+    c = np.convolve(a, b) if a.ndim == 1 else signal.convolve(a, b, method="direct")
+    return (np.asarray(c) > 0.5).astype(np.float64)
+
+
+def _reach_power(a: FloatArray, k: int) -> FloatArray:
+    """The support of the ``k``-th convolution power of a 0/1 array."""
+    out: FloatArray | None = None
+    base = a
+    while True:
+        if k & 1:
+            out = base if out is None else _reach(out, base)
+        k >>= 1
+        if not k:
+            break
+        base = _reach(base, base)
+    assert out is not None
+    return out
+
+
 def _power_work(
     shape: tuple[int, ...], k: int, acc: tuple[int, ...]
 ) -> tuple[float, tuple[int, ...]]:
@@ -176,13 +199,17 @@ class Composed:
         shift_down: float,
         infinite: tuple[float, float],
         lattice: bool,
+        support: tuple[NDArray[np.bool_], NDArray[np.bool_]],
     ) -> None:
         self.up, self.down = up, down
         self.loss_up, self.loss_down = loss_up, loss_down
         self.shift_up, self.shift_down = shift_up, shift_down
         self.infinite_lower, self.infinite_upper = infinite
         self.lattice = lattice
-        self.top = float(np.max(loss_up, initial=-math.inf)) + shift_up
+        #: the cells that hold mass in exact arithmetic (exact zeros convolve to exact zeros):
+        #: the underflow allowance applies there only
+        self.support_up, self.support_down = support
+        self.top = float(np.max(loss_up[self.support_up], initial=-math.inf)) + shift_up
         #: How far below its up-representative a cell's exact loss can be (the grid's
         #: rounding up included): set by :func:`compose`.
         self.below = shift_down
@@ -195,7 +222,8 @@ class Composed:
         z = (eps[:, None] - v) - (self.shift_up + err)
         f = -np.expm1(np.minimum(z, 0.0)) * (1.0 + 4.0 * U)
         n = len(self.up.p)
-        total = (f @ self.up.p) * (1.0 + certify.gamma(n + 2)) + np.sum(f, axis=1) * self.up.ab
+        reach = np.sum(f * self.support_up, axis=1)
+        total = (f @ self.up.p) * (1.0 + certify.gamma(n + 2)) + reach * self.up.ab
         # where every f is 0 (ε past every cell) the sum is exactly 0, and so is δ's finite part
         finite = np.where(total > 0, total / (1.0 - self.up.rel) * (1.0 + 8.0 * U) + TINY, 0.0)
         out: FloatArray = np.minimum(finite + self.infinite_upper, 1.0)
@@ -209,16 +237,20 @@ class Composed:
         eps = np.asarray(eps, dtype=np.float64)
         order = np.argsort(self.loss_up, kind="stable")
         v, p = self.loss_up[order], self.up.p[order]
+        reach = self.support_up[order].astype(np.float64)
         n = len(p)
         top = float(np.max(np.abs(v), initial=0.0))
         level = eps - (self.shift_up + 4.0 * U * (np.abs(eps) + top + self.shift_up))
         sp = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])
-        sq = np.concatenate([np.cumsum((p * np.exp(-v))[::-1])[::-1], [0.0]])
+        with np.errstate(divide="ignore", over="ignore"):
+            q = np.minimum(np.exp(np.log(p) - v), 1.0)  # p·e^{−v}, a probability: at most 1
+        sq = np.concatenate([np.cumsum(q[::-1])[::-1], [0.0]])
+        cells = np.concatenate([np.cumsum(reach[::-1])[::-1], [0.0]])
         at = np.searchsorted(v, level, side="right")
         with np.errstate(over="ignore", invalid="ignore"):
             value = sp[at] - np.exp(level) * sq[at]
         value = np.where(np.isfinite(value), value, sp[at])
-        slack = 2.0 * (self.up.rel + certify.gamma(n + 8)) * sp[at] + n * self.up.ab
+        slack = 2.0 * (self.up.rel + certify.gamma(n + 8)) * sp[at] + cells[at] * self.up.ab
         finite = np.clip(value + slack, 0.0, None) * (1.0 + 4.0 * U) + TINY
         out: FloatArray = np.minimum(finite + self.infinite_upper, 1.0)
         return out
@@ -231,7 +263,8 @@ class Composed:
         z = (eps[:, None] - v) + (self.shift_down + err)
         f = -np.expm1(np.minimum(z, 0.0)) * (1.0 - 4.0 * U)
         n = len(self.down.p)
-        total = (f @ self.down.p) * (1.0 - certify.gamma(n + 2)) - np.sum(f, axis=1) * self.down.ab
+        reach = np.sum(f * self.support_down, axis=1)
+        total = (f @ self.down.p) * (1.0 - certify.gamma(n + 2)) - reach * self.down.ab
         finite = np.maximum(total / (1.0 + self.down.rel) * (1.0 - 4.0 * U), 0.0)
         out: FloatArray = finite + self.infinite_lower
         return out
@@ -323,17 +356,24 @@ def compose(
     shift_up = _up(sum(p.count * p.slack_up for p in placed))
     shift_down = _up(sum(p.count * p.slack_down for p in placed))
     start = Mass(np.full((1,) * D, 0.0 if empty else 1.0), 0.0, 0.0)
-    ends = []
+    ends, reach = [], []
     for end in ("up", "down") if rounded else ("up",):
-        acc = start
+        acc, held = start, (start.p > 0).astype(np.float64)
         for p in placed:
             idx = p.up if end == "up" else p.down
             extent = tuple(int(e) + 1 for e in np.max(idx, axis=0))
             arr = np.zeros(extent)
             np.add.at(arr, tuple(idx.T), p.mass)
             acc = _convolve(acc, _power(Mass(arr, p.merge, 0.0), p.count))
+            held = _reach(held, _reach_power((arr > 0).astype(np.float64), p.count))
         ends.append(acc)
+        reach.append(held.ravel() > 0)
     up, down = ends[0], ends[-1]
+    if up.rel > 0.5 or down.rel > 0.5:
+        raise ProblemTooLargeError(
+            f"{what}: {sum(p.count for p in placed)} releases: the masses' rounding bound "
+            f"({max(up.rel, down.rel):.2g}, relative) leaves no certificate; compose fewer"
+        )
     loss_up, loss_down = _losses(axes, up.p.shape), _losses(axes, down.p.shape)
     up = Mass(up.p.ravel(), up.rel, up.ab)
     down = Mass(down.p.ravel(), down.rel, down.ab)
@@ -348,6 +388,7 @@ def compose(
         shift_down + represent,
         _infinite(laws, counts),
         not rounded,
+        (reach[0], reach[-1]),
     )
     spread = 0.0
     for p in placed:

@@ -4,7 +4,7 @@ Non-adaptive composition: the releases ``Y_1, …, Y_m`` of the parts (a part us
 is ``k`` independent releases) are independent given the database, so for every ordered
 neighbour pair ``(x, x')`` the composed privacy loss is the sum of the parts' independent
 losses and the composed hockey-stick divergence is ``δ_{x,x'}(ε) = E[(1 − e^{ε − Σ_j L_j})_+]``
-(Dong, Roth & Su 2022, Thm 3.2 for the trade-off form; Balle et al. 2018 for the loss form).
+(Dong, Roth & Su 2022, for the trade-off form; Zhu, Dong & Wang 2022, §2, for the loss form).
 The composition is (ε, δ)-DP iff ``δ ≥ max_{(x,x')} δ_{x,x'}(ε)``: the maximum is over the
 *same* pair in every part, the true neighbour relation of the database, not over a worst pair
 chosen per part. ``docs/mathematics.rst`` (Mechanisms in combination) has the derivation and
@@ -81,15 +81,15 @@ class Setup:
             raise NeighborError(f"{what}: the neighbour relation has no pair of inputs")
         self.combos, self.label = pair_laws(self.mechs, self.X, self.Xp, what)
         self.adaptive = check.flag(adaptive, "adaptive")
-        if self.adaptive:  # one dominating pair per part (module docstring)
-            self.combos = [
-                [
-                    dominating_law(_distinct([c[j] for c in self.combos]))
-                    for j in range(len(self.mechs))
-                ]
-            ]
-            self.label = np.zeros(len(self.X), dtype=np.int64)
-        self.composed = [_lattice.compose(c, self.counts, what) for c in self.combos]
+        #: the compositions of the pairs themselves: every end when not adaptive, and the
+        #: lower ends when adaptive (a fixed pair is one adaptive strategy)
+        self.fixed = [_lattice.compose(c, self.counts, what) for c in self.combos]
+        if self.adaptive:  # one dominating pair per part (module docstring): the upper ends
+            parts = range(len(self.mechs))
+            dominating = [dominating_law(_distinct([c[j] for c in self.combos])) for j in parts]
+            self.composed = [_lattice.compose(dominating, self.counts, what)]
+        else:
+            self.composed = self.fixed
         self.method = "lattice" if all(c.lattice for c in self.composed) else "grid"
 
     def pair(self, combo: int) -> tuple[int, int]:
@@ -108,15 +108,20 @@ def _distinct(laws: list[Law]) -> list[Law]:
 
 
 def _parts(parts: Any) -> tuple[list[Mechanism], list[int]]:
-    """``[(mechanism, k), …]`` from a mechanism, or a list of mechanisms and pairs."""
-    if isinstance(parts, (list, tuple)) and parts and not _is_matrix(parts):
+    """``[(mechanism, k), …]`` from a mechanism, a ``(mechanism, k)`` pair, or a list of
+    mechanisms and pairs."""
+    if isinstance(parts, (list, tuple)) and not parts:
+        raise ParameterError("parts must name at least one mechanism, got an empty list")
+    if _is_pair(parts):
+        items = [parts]
+    elif isinstance(parts, (list, tuple)) and not _is_matrix(parts):
         items = list(parts)
     else:
         items = [parts]
     mechs: list[Mechanism] = []
     counts: list[int] = []
     for i, item in enumerate(items):
-        if isinstance(item, tuple) and len(item) == 2 and not _is_matrix(item):
+        if _is_pair(item):
             m, k = item
             counts.append(check.integer(k, f"parts[{i}] count"))
         else:
@@ -126,6 +131,16 @@ def _parts(parts: Any) -> tuple[list[Mechanism], list[int]]:
     if not mechs:
         raise ParameterError("parts must name at least one mechanism, got none")
     return mechs, counts
+
+
+def _is_pair(value: Any) -> bool:
+    """``(mechanism, k)``: a 2-tuple whose second item is an integer count."""
+    return (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[1], (int, np.integer))
+        and not _is_matrix(value)
+    )
 
 
 def _is_matrix(value: Any) -> bool:
@@ -146,7 +161,7 @@ def _status(
 def _curve(setup: Setup, eps: FloatArray) -> tuple[FloatArray, FloatArray, IntArray]:
     """Upper and lower ends at each ε, and the combination attaining the upper end."""
     ups = np.stack([c.delta_upper(eps) for c in setup.composed])
-    lows = np.stack([c.delta_lower(eps) for c in setup.composed])
+    lows = np.stack([c.delta_lower(eps) for c in setup.fixed])
     best = np.argmax(ups, axis=0)
     upper = ups[best, np.arange(len(eps))]
     lower = np.max(lows, axis=0)
@@ -187,8 +202,8 @@ def composed_delta(
         chosen adaptively (each after the earlier outputs) whose privacy profiles are the
         parts', the worst pair free to change between releases: each part is replaced by a
         dominating pair built from the upper envelope of its pairs' hockey-stick divergences
-        (:mod:`dpcap.accounting.dominating`; Zhu, Dong & Wang 2022, Thm 10), and ``pair`` is
-        ``(-1, -1)``. Never below the non-adaptive value.
+        (:mod:`dpcap.accounting.dominating`; Zhu, Dong & Wang 2022, dominating pairs), and
+        ``pair`` is ``(-1, -1)``. Never below the non-adaptive value.
 
     Returns
     -------
@@ -271,7 +286,9 @@ def composed_delta_curve(
     (array([0.99324811, 0.88191841]), True)
     """
     levels = check.nonnegative(eps, "eps", allow_inf=False)
-    grid = np.atleast_1d(levels).ravel()
+    if levels.ndim > 1:
+        raise ParameterError(f"eps must be a number or a 1-D grid, got shape {levels.shape}")
+    grid = np.atleast_1d(levels)
     if not grid.size:
         raise ParameterError("eps must hold at least one level, got an empty grid")
     tol, rtol = check.tolerance(tol, "probability"), check.rtol(rtol)
@@ -340,12 +357,15 @@ def composed_epsilon(
     tol, rtol = check.tolerance(tol), check.rtol(rtol)
     setup = Setup(parts, neighbors, "composed_epsilon", adaptive)
     ups, lows, steps = [], [], 0
+    half, rhalf = 0.5 * tol, 0.5 * rtol  # each end to half the target: their gap meets it
     for c in setup.composed:
-        up, n_up = _bisect(c.delta_upper, target, c.infinite_upper, c.top, tol, rtol)
-        low, n_low = _bisect(c.delta_lower, target, c.infinite_lower, c.top, tol, rtol)
+        up, n_up = _bisect(c.delta_upper, target, c.infinite_upper, c.top, half, rhalf)
         ups.append(up[1])
+        steps += n_up
+    for c in setup.fixed:
+        low, n_low = _bisect(c.delta_lower, target, c.infinite_lower, c.top, half, rhalf)
         lows.append(low[0])
-        steps += n_up + n_low
+        steps += n_low
     best = int(np.argmax(ups))
     hi, lo = float(max(ups)), float(max(lows))
     gap = 0.0 if hi == lo else hi - lo

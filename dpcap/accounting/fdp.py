@@ -2,9 +2,9 @@
 
 For an ordered neighbour pair ``(x, x')`` the trade-off function is
 ``T(α) = inf {1 − E_{W_x'}[φ] : E_{W_x}[φ] ≤ α}``, the smallest type-II error of a test of
-``x`` against ``x'`` at type-I error ``α`` (Dong, Roth & Su 2022, Def. 2.1). The mechanism is
-``f``-DP for the lower convex envelope ``f`` of ``min_{pairs} T``, which is the convex
-conjugate of the δ(ε) envelope (ibid., Prop. 2.12)::
+``x`` against ``x'`` at type-I error ``α`` (Dong, Roth & Su 2022, the trade-off function). The
+mechanism is ``f``-DP for the lower convex envelope ``f`` of ``min_{pairs} T``, which is the convex
+conjugate of the δ(ε) envelope (ibid., the primal–dual connection with (ε, δ)-DP)::
 
     f(α) = sup_ε (1 − δ(ε) − e^ε α)_+ ,
 
@@ -55,7 +55,7 @@ def tradeoff_curve(
     ``β(α)`` is the largest ``f(α)`` such that the mechanism (or the composition of
     ``parts``, as for :func:`dpcap.composed_delta`) is ``f``-DP: the lower convex envelope of
     the trade-off functions of its ordered neighbour pairs, the convex conjugate of its δ(ε)
-    curve (Dong, Roth & Su 2022, Prop. 2.12; module docstring).
+    curve (Dong, Roth & Su 2022, their primal–dual connection; module docstring).
 
     Parameters
     ----------
@@ -93,14 +93,17 @@ def tradeoff_curve(
     eps = _levels(setup.composed)
     deltas = np.stack([c.delta_upper_sorted(eps) for c in setup.composed])
     envelope = np.max(deltas, axis=0)  # δ(ε) of the worst pair at each ε, from above
-    grow = np.exp(eps) * (1.0 + 4.0 * certify.U)
+    with np.errstate(over="ignore"):
+        grow = np.exp(eps) * (1.0 + 4.0 * certify.U)
     lower = np.zeros(levels.shape)
     at = np.zeros(levels.shape, dtype=np.int64)
     for start in range(0, len(levels), ALPHA_CHUNK):
         part = levels[start : start + ALPHA_CHUNK]
         # 1 − δ(ε) − e^ε α, moved down by its rounding, at every (α, ε); its sup over ε
-        raw = 1.0 - envelope[None, :] - grow[None, :] * part[:, None]
-        raw -= 4.0 * certify.U * (1.0 + grow[None, :] * part[:, None] + envelope[None, :])
+        with np.errstate(invalid="ignore"):  # e^ε·α with α = 0 and e^ε = ∞ is 0
+            cost = np.where(part[:, None] > 0, grow[None, :] * part[:, None], 0.0)
+        raw = 1.0 - envelope[None, :] - cost
+        raw -= 4.0 * certify.U * (1.0 + cost + envelope[None, :])
         best = np.argmax(raw, axis=1)
         at[start : start + ALPHA_CHUNK] = best
         lower[start : start + ALPHA_CHUNK] = np.maximum(raw[np.arange(len(part)), best], 0.0)
@@ -144,7 +147,8 @@ def _levels(composed: list[_lattice.Composed]) -> FloatArray:
     if len(v) > MAX_LEVELS:
         v = v[np.linspace(0, len(v) - 1, MAX_LEVELS).astype(np.int64)]
     shift = max(max(c.shift_up, c.shift_down) for c in composed)
-    out: FloatArray = np.unique(np.concatenate([v, v + shift, v - shift, [0.0]]))
+    past = float(np.max(v, initial=0.0)) + 2.0 * shift + 1.0  # past every cell: only p∞ left
+    out: FloatArray = np.unique(np.concatenate([v, v + shift, v - shift, [0.0, past]]))
     return out
 
 
@@ -161,8 +165,13 @@ def _achievable(composed: _lattice.Composed) -> tuple[FloatArray, FloatArray]:
     g = certify.gamma(n + 4)
     p_hi = (p + m.ab) / (1.0 - m.rel)
     p_lo = np.maximum(p - m.ab, 0.0) / (1.0 + m.rel)
-    q_hi = p_hi * np.exp(-(v - composed.below)) * (1.0 + 4.0 * certify.U)
-    q_lo = p_lo * np.exp(-(v + composed.shift_up)) * (1.0 - 4.0 * certify.U)
+    with np.errstate(divide="ignore", over="ignore"):  # in logs: p·e^{−v} is at most 1
+        q_hi = np.minimum(
+            np.exp(np.log(p_hi) - (v - composed.below)) * (1.0 + 4.0 * certify.U), 1.0
+        )
+        q_lo = np.minimum(
+            np.exp(np.log(p_lo) - (v + composed.shift_up)) * (1.0 - 4.0 * certify.U), 1.0
+        )
     # alternative mass where the null has none (loss −∞): rejected first, at no type-I cost
     q_void = max(1.0 - float(np.sum(q_hi)) * (1.0 + g), 0.0)
     type1 = np.concatenate([[0.0], np.cumsum(p_hi) * (1.0 + g)])

@@ -4,8 +4,9 @@ neighbour pair (``docs/mathematics.rst``, Mechanisms in combination).
 For an ordered pair ``(x, x')`` and ``Y ~ W[x]``, the loss takes the value
 ``log W[x,y] − log W[x',y]`` with probability ``W[x,y]`` (``+∞`` where ``W[x',y] = 0``;
 outcomes with ``W[x,y] = 0`` carry no mass). Every DP quantity of the pair is a functional of
-this law: the hockey-stick divergence ``δ(ε) = E[(1 − e^{ε−L})_+]`` (Balle et al. 2018,
-"Privacy amplification by subsampling", Thm 1; Dong, Roth & Su 2022), the pure level
+this law: the hockey-stick divergence ``δ(ε) = E[(1 − e^{ε−L})_+]`` (Zhu, Dong & Wang 2022,
+"Optimal accounting of differential privacy via characteristic function", §2; Dong, Roth &
+Su 2022), the pure level
 ``ess sup L``, KL-DP ``E[L]``. Composition of releases on one database adds independent losses
 (:mod:`dpcap.accounting.composition`).
 
@@ -182,7 +183,8 @@ def privacy_loss(M: Any, /, *, neighbors: Neighbors | None = None) -> PrivacyLos
     For an ordered pair ``(x, x')`` the loss ``L = log W[x,Y]/W[x',Y]``, ``Y ~ W[x]``, takes
     the value ``log W[x,y] − log W[x',y]`` with probability ``W[x,y]`` (``+∞`` where
     ``W[x',y] = 0``). The hockey-stick divergence of the pair is ``δ(ε) = E[(1 − e^{ε−L})_+]``
-    and composing releases adds independent losses (Dong, Roth & Su 2022; Balle et al. 2018).
+    and composing releases adds independent losses (Dong, Roth & Su 2022; Zhu, Dong & Wang
+    2022).
 
     Parameters
     ----------
@@ -229,8 +231,8 @@ def privacy_loss(M: Any, /, *, neighbors: Neighbors | None = None) -> PrivacyLos
         out.append(
             PairLoss(
                 value=top,
-                lower=top,
-                upper=top,
+                lower=top if math.isinf(top) else top - law.rounding,
+                upper=top if math.isinf(top) else top + law.rounding,
                 pairs=np.stack([X[members], Xp[members]], axis=1),
                 loss=law.loss,
                 mass=law.mass,
@@ -240,6 +242,8 @@ def privacy_loss(M: Any, /, *, neighbors: Neighbors | None = None) -> PrivacyLos
             )
         )
     level = max(max(law.value for law in out), 0.0)
+    low = max(max(law.lower for law in out), 0.0)
+    high = max(max(law.upper for law in out), 0.0)
     return PrivacyLoss(
-        value=level, lower=level, upper=level, laws=tuple(out), pairs=len(X), unit="nats"
+        value=level, lower=low, upper=high, laws=tuple(out), pairs=len(X), unit="nats"
     )

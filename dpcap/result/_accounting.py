@@ -27,9 +27,9 @@ class PairLoss:
     that share this law; ``worst`` is False when another pair's law dominates it (its
     hockey-stick divergence is at least as large at every level, in both orders of the pair:
     such a pair is never the worst one, alone or composed). ``rounding`` bounds
-    ``|computed loss − exact loss|`` of every value. ``value``, ``lower`` and ``upper`` are the
-    pure-DP level of the pair (the largest loss, ``∞`` with infinite mass), within
-    ``rounding`` of the stored matrix's. An exact law, not a solve: it has no status.
+    ``|computed loss − exact loss|`` of every value. ``value`` is the pure-DP level of the pair
+    as computed (the largest loss, ``∞`` with infinite mass) and ``[lower, upper]`` its bracket
+    for the stored matrix, ``value ∓ rounding``. An exact law, not a solve: it has no status.
     """
 
     value: float
@@ -189,12 +189,15 @@ class CompositionCurve(_Sequence):
 
 @dataclass(frozen=True, repr=False)
 class TradeoffCurve(_Sequence):
-    """The trade-off (f-DP) curve ``β(α)`` of the worst neighbour pair (Dong, Roth & Su).
+    """The trade-off (f-DP) curve ``β(α)`` of a mechanism or composition (Dong, Roth & Su).
 
-    ``β(α) = min over ordered neighbours (x, x') of inf {1 − E_{W_x'}[φ] : E_{W_x}[φ] ≤ α}``:
-    the smallest type-II error of a test of ``x`` against ``x'`` at type-I error ``α``.
-    ``lower ≤ β ≤ upper`` at each ``alpha``; ``value`` is ``lower``, the conservative end (a
-    smaller β is a stronger attacker). ``pair`` is the ordered pair attaining the lower end.
+    ``β`` is the lower convex envelope of ``min over ordered neighbours (x, x') of T_{x,x'}``,
+    ``T_{x,x'}(α) = inf {1 − E_{W_x'}[φ] : E_{W_x}[φ] ≤ α}`` (the smallest type-II error of a
+    test of ``x`` against ``x'`` at type-I error ``α``): the convex conjugate of δ(ε), the
+    largest ``f`` for which the mechanism is ``f``-DP. ``lower ≤ β ≤ upper`` at each
+    ``alpha``; ``value`` is ``lower``, the conservative end (a smaller β is a stronger
+    attacker). ``pair`` is the ordered pair ``(x, x')`` whose δ attains the envelope at the
+    conjugate's optimum; the test it describes is of ``x'`` against ``x``.
     ``advantage`` bounds the attacker's advantage ``max_α (1 − α − β(α))`` from above (it is
     the total-variation level, ``δ(0)``).
     """
