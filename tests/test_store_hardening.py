@@ -34,7 +34,7 @@ import dpcap
 from dpcap import ParameterError, StoreWarning
 from dpcap.cli import main as cli_main
 from dpcap.mechanisms import randomized_response
-from dpcap.study import _run, _store
+from dpcap.study import _lock, _run, _store
 
 ROOT = Path(__file__).parents[1]
 GRID = {"k": [2, 3, 4], "eps": [1.0]}
@@ -92,8 +92,8 @@ def _lock_json(**change: Any) -> str:
     """A lock as this version writes it, held by this very process, with ``change`` applied."""
     info = {
         "pid": os.getpid(),
-        "start": _store._start_time(os.getpid()),
-        **_store._identity(),
+        "start": _lock.start_time(os.getpid()),
+        **_lock.identity(),
         "since": "2024-01-01T00:00:00+0000",
         "token": "0" * 32,
     }
@@ -250,7 +250,7 @@ def test_locks_of_this_machine_judged_by_pid_and_start_time(tmp_path: Path) -> N
     (store / "_lock").write_text(_lock_json())  # this process, alive: refused
     with pytest.raises(ParameterError, match=f"being written by process {os.getpid()}"):
         _quiet("randomized_response", GRID, "dp_epsilon", store=store)
-    start = _store._start_time(os.getpid())
+    start = _lock.start_time(os.getpid())
     if start is not None:  # the same id, started at another time: a reused id, its holder dead
         (store / "_lock").write_text(_lock_json(start=start + 1))
         with pytest.warns(StoreWarning, match="which no longer runs"):

@@ -49,7 +49,6 @@ import json
 import math
 import os
 import re
-import socket
 import stat
 import time
 import uuid
@@ -58,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpcap._core import certify
 from dpcap.errors import DpcapError, ParameterError, StoreWarning
+from dpcap.study._lock import Foreign, Holder, file_kind, identity, start_time
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,8 +72,6 @@ SPEC_KEYS = ("dpcap", "family", "grid", "options", "queries")
 #: The version a source tree that was never installed reports: it does not refuse a resume.
 UNKNOWN_VERSION = "0+unknown"
 
-#: The most of a lock file ever read (a dpcap lock is about 250 bytes).
-LOCK_BYTES = 4096
 
 #: The key of a part's Parquet metadata that holds :func:`spec_digest` of its sweep.
 DIGEST_KEY = b"dpcap.spec"
@@ -206,166 +204,6 @@ def _brief(value: Any, limit: int = 80) -> str:
 # --- the lock -----------------------------------------------------------------------------
 
 
-def _first_line(path: str) -> str | None:
-    try:
-        with open(path) as handle:
-            return handle.readline(1024).strip() or None
-    except OSError:
-        return None
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state first), if readable."""
-    text = _first_line(f"/proc/{pid}/stat")
-    return None if text is None or ")" not in text else text.rsplit(")", 1)[1].split()
-
-
-def _start_time(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks since boot, Linux), None where unknown."""
-    fields = _proc_stat(pid)
-    try:
-        return int(fields[19]) if fields else None
-    except (IndexError, ValueError):
-        return None
-
-
-def _identity() -> dict[str, Any]:
-    """What tells this process's pid space apart: host name, boot id and pid namespace."""
-    try:
-        pidns: str | None = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        pidns = None
-    return {
-        "host": socket.gethostname(),
-        "boot": _first_line("/proc/sys/kernel/random/boot_id"),
-        "pidns": pidns,
-    }
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` of this pid space runs (a zombie does not)."""
-    if os.name == "nt":  # os.kill would end it: never judged dead here
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    fields = _proc_stat(pid)
-    return not (fields and fields[0] == "Z")
-
-
-class _Foreign(Exception):
-    """``_lock`` is not a regular file of sensible size (the message says what it is)."""
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISLNK, "symbolic link"),
-        (stat.S_ISFIFO, "named pipe (FIFO)"),
-        (stat.S_ISDIR, "directory"),
-        (stat.S_ISCHR, "character device"),
-        (stat.S_ISBLK, "block device"),
-        (stat.S_ISSOCK, "socket"),
-    ):
-        if test(mode):
-            return name
-    return "special file"
-
-
-class _Holder:
-    """A lock file as read: its text, file identity and the holder it names (if it does)."""
-
-    def __init__(self, text: str, ident: tuple[int, int]):
-        self.text, self.ident = text, ident
-        self.info = _parse(text)
-
-    @classmethod
-    def read(cls, lock: Path) -> _Holder | None:
-        """The lock at ``lock``, None if there is none; never blocks, never reads much.
-
-        Raises :class:`_Foreign` for a symbolic link, a FIFO, a device, a directory, or a
-        file larger than :data:`LOCK_BYTES`.
-        """
-        try:
-            mode = os.lstat(lock).st_mode
-        except FileNotFoundError:
-            return None
-        if not stat.S_ISREG(mode):
-            raise _Foreign(f"a {_kind(mode)}")
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        try:
-            fd = os.open(lock, flags)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:  # replaced by a link meanwhile (ELOOP), unreadable
-            raise _Foreign(f"unreadable ({exc})") from None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise _Foreign(f"a {_kind(info.st_mode)}")
-            data = os.read(fd, LOCK_BYTES + 1)
-        finally:
-            os.close(fd)
-        if len(data) > LOCK_BYTES:
-            raise _Foreign(f"a file of more than {LOCK_BYTES} bytes")
-        return cls(data.decode("utf-8", "replace"), (info.st_dev, info.st_ino))
-
-    def describe(self) -> str:
-        if self.info is None:
-            return "no holder (an empty or unreadable lock)"
-        where = f" on host {self.info['host']!r}" if "host" in self.info else ""
-        since = f", since {self.info['since']}" if "since" in self.info else ""
-        return f"process {self.info['pid']}{where}{since}"
-
-    def state(self) -> str:
-        """``"dead"`` (provably), ``"alive"``, or ``"unknown"`` (another pid space, no holder)."""
-        if self.info is None:
-            return "unknown"
-        pid = self.info["pid"]
-        if "host" in self.info:  # written by this version: the pid space must be ours
-            me = _identity()
-            if any(self.info.get(key) != me[key] for key in me):
-                return "unknown"
-        if not _alive(pid):
-            return "dead"
-        start, now = self.info.get("start"), _start_time(pid)
-        if start is not None and now is not None and start != now:
-            return "dead"  # the id was reused by a later process
-        return "alive"
-
-    def elsewhere(self) -> str:
-        """Which of host, boot and pid namespace differ from this process's."""
-        me, info = _identity(), self.info or {}
-        names = {"host": "host", "boot": "boot", "pidns": "container (pid namespace)"}
-        return " and ".join(names[k] for k in names if info.get(k) != me[k]) or "pid space"
-
-
-def _parse(text: str) -> dict[str, Any] | None:
-    """The holder a lock names: ``{"pid": ...}`` (a bare id, written by an earlier dpcap) or
-    this version's JSON; None for an empty or unreadable lock."""
-    text = text.strip()
-    if text.isascii() and text.isdigit():
-        info: Any = {"pid": int(text)}
-    else:
-        try:
-            info = json.loads(text)
-        except ValueError:
-            return None
-    if not isinstance(info, dict):
-        return None
-    pid = info.get("pid")
-    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < 2**31:
-        return None
-    start = info.get("start")
-    if start is not None and (isinstance(start, bool) or not isinstance(start, int)):
-        return None  # not what dpcap writes: a start time of another kind proves no death
-    if any(not isinstance(info.get(key), (str, type(None))) for key in ("host", "boot", "pidns")):
-        return None
-    return info
-
-
 class Store:
     """The Parquet store of one sweep; created on first use, checked against its spec.
 
@@ -400,8 +238,8 @@ class Store:
         self._text = json.dumps(
             {
                 "pid": os.getpid(),
-                "start": _start_time(os.getpid()),
-                **_identity(),
+                "start": start_time(os.getpid()),
+                **identity(),
                 "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "token": uuid.uuid4().hex,
             }
@@ -443,8 +281,8 @@ class Store:
             if self._create(lock):
                 return notes
             try:
-                holder = _Holder.read(lock)
-            except _Foreign as exc:
+                holder = Holder.read(lock)
+            except Foreign as exc:
                 if not break_lock:
                     raise ParameterError(
                         f"{where}: its lock {LOCK_FILE} is {exc}, not a lock dpcap writes; it "
@@ -510,7 +348,7 @@ class Store:
         self.locked = True
         return True
 
-    def _remove(self, lock: Path, holder: _Holder) -> bool:
+    def _remove(self, lock: Path, holder: Holder) -> bool:
         """Remove ``lock`` if it is still the one judged (moved aside and compared first, so
         that the fresh lock of a sweep that took it meanwhile is put back, not deleted)."""
         moved = _tmp_name(lock)
@@ -519,8 +357,8 @@ class Store:
         except FileNotFoundError:
             return False
         try:
-            again = _Holder.read(moved)
-        except _Foreign:
+            again = Holder.read(moved)
+        except Foreign:
             again = None
         if again is not None and (again.text, again.ident) == (holder.text, holder.ident):
             moved.unlink(missing_ok=True)
@@ -560,8 +398,8 @@ class Store:
 
     def _holds(self) -> bool:
         try:
-            holder = _Holder.read(self.path / LOCK_FILE)
-        except _Foreign:
+            holder = Holder.read(self.path / LOCK_FILE)
+        except Foreign:
             return False
         return holder is not None and holder.text == self._text
 
@@ -634,7 +472,7 @@ class Store:
             raise ParameterError(f"{where} is unreadable ({exc})") from exc
         if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
             raise ParameterError(
-                f"{where} is a {_kind(mode)}, not a file a sweep writes; it is not read. "
+                f"{where} is a {file_kind(mode)}, not a file a sweep writes; it is not read. "
                 "Remove it from the store"
             )
         try:

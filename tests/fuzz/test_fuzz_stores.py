@@ -68,7 +68,7 @@ from hypothesis import strategies as st
 import dpcap
 from dpcap import ParameterError, StoreWarning, SweepInterrupted
 from dpcap.mechanisms import randomized_response
-from dpcap.study import _store, catalogue
+from dpcap.study import _lock, _store, catalogue
 
 POSIX = pytest.mark.skipif(os.name != "posix" or not hasattr(os, "fork"), reason="fork, signals")
 
@@ -862,10 +862,10 @@ def _dead_pid() -> int:
 
 
 def _holder(**fields: Any) -> dict[str, Any]:
-    me = _store._identity()
+    me = _lock.identity()
     return {
         "pid": os.getpid(),
-        "start": _store._start_time(os.getpid()),
+        "start": _lock.start_time(os.getpid()),
         **me,
         "since": "2026-01-01T00:00:00+0000",
         "token": "0" * 32,
@@ -911,7 +911,7 @@ def locks(draw: st.DrawFn) -> tuple[str, Any, str | None]:
     if kind == "holder dead":
         return kind, json.dumps(_holder(pid=_dead_pid(), start=None)).encode(), "taken"
     if kind == "holder reused pid":
-        start = _store._start_time(os.getpid())
+        start = _lock.start_time(os.getpid())
         if start is None:
             return kind, json.dumps(_holder()).encode(), "refused"
         return kind, json.dumps(_holder(start=start + 1)).encode(), "taken"
@@ -920,7 +920,7 @@ def locks(draw: st.DrawFn) -> tuple[str, Any, str | None]:
         value = draw(st.sampled_from(["elsewhere", None, "", "pid:[1]"]))
         pid = draw(st.sampled_from([os.getpid(), _dead_pid(), 1, 2**31 - 2]))
         holder = _holder(pid=pid, start=None, **{key: value})
-        if holder[key] == _store._identity()[key]:
+        if holder[key] == _lock.identity()[key]:
             holder[key] = "elsewhere"
         return kind, json.dumps(holder).encode(), "refused"
     if kind == "holder fields":
@@ -1030,7 +1030,7 @@ def test_any_lock_file_is_refused_or_taken_over_from_the_dead(
         elif kind == "directory":
             path.mkdir()
         elif kind == "oversized":
-            path.write_bytes(b"1" * (_store.LOCK_BYTES + 1))
+            path.write_bytes(b"1" * (_lock.LOCK_BYTES + 1))
         else:
             path.write_bytes(raw)
         _reset()
