@@ -101,6 +101,8 @@ def numeric(value: Any, name: str, error: type[ValueError] = ParameterError) -> 
             ) from None
         kind = "f"
     if kind == "c":
+        if not arr.size:  # nothing to show: the dtype alone is the reason
+            raise error(f"{name} must be real, got an empty array of complex dtype {arr.dtype}")
         imaginary = np.argwhere(arr.imag != 0)
         where = tuple(int(i) for i in imaginary[0]) if len(imaginary) else (0,) * arr.ndim
         raise error(

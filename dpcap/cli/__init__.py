@@ -44,6 +44,11 @@ table with units, or as JSON with ``--json``. ``dpcap --help`` lists the subcomm
 ``dpcap sweep examples/sweep_spec.toml --store sweep.parquet --csv sweep.csv``
     The spec's queries at every grid point of a family of mechanisms (the file's format:
     ``dpcap sweep --help``); after Ctrl-C the same command resumes from the store.
+``dpcap compose rr.csv:100 geometric.csv:5 --delta 1e-6 --plot delta.png``
+    Mechanisms released together on one database: certified δ(ε) (``--eps``), ε(δ)
+    (``--delta``) and the trade-off curve β(α) (``--alpha``), each with the worst neighbour
+    pair; ``FILE:K`` releases a part ``K`` times (:func:`dpcap.composed_delta_curve`,
+    :func:`dpcap.composed_epsilon`, :func:`dpcap.tradeoff_curve`).
 ``dpcap exercises list|show|build|check``
     Exercise sets for teaching (:mod:`dpcap.exercises`): the families, one student's variant,
     notebooks for a roster with an answer key (``build --roster roster.csv --out DIR``), and
