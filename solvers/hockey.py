@@ -206,86 +206,117 @@ def _binned_curve(
     gamma = np.exp(levels)
     edges = np.unique(np.concatenate([np.exp(-levels), gamma]))
     n_bins = len(edges) + 1
-    table = _BinTable(edges)
-    sums = _BinSums(edges, gamma, np.exp(-levels))
     n, width = W.shape
-    step = chunk_rows(max(width, n_bins))
-    step = min(step, n * (n - 1) // 2 if pairs is None else len(pairs[0]))  # longest chunk
-    # One set of buffers for every chunk: fresh temporaries cost more than the arithmetic.
-    a, b, ratio, spare = (np.empty((step, width)) for _ in range(4))
-    cell, index = (np.empty((step, width), dtype=np.int64) for _ in range(2))
-    flag = np.empty((step, width), dtype=bool)
-    offsets = np.repeat(np.arange(step, dtype=np.int64) * n_bins, width).reshape(step, width)
-    top, bottom = 1.0, 1.0  # the largest and smallest ratio a/b (0/0 skipped)
-
-    def add(a_s: FloatArray, b_s: FloatArray, rows: int) -> None:
-        """Bin the ratios in ``ratio[:rows]`` and add the masses of ``a_s``, ``b_s`` per bin."""
-        index_s = table.bins(
-            ratio[:rows], out=index[:rows], cell=cell[:rows], spare=spare[:rows], flag=flag[:rows]
-        )
-        np.add(index_s, offsets[:rows], out=index_s)  # bin j of row p: p * n_bins + j
-        flat = index_s.ravel()
-        mass_a = np.bincount(flat, a_s.ravel(), rows * n_bins).reshape(rows, n_bins)
-        mass_b = np.bincount(flat, b_s.ravel(), rows * n_bins).reshape(rows, n_bins)
-        sums.add(cast(FloatArray, mass_a), cast(FloatArray, mass_b))  # weighted: float64
-
-    def gathered(I: IntArray, J: IntArray, track: bool) -> None:
-        nonlocal top, bottom
-        for s in chunks(len(I), max(width, n_bins)):
-            rows = s.stop - s.start
-            a_s, b_s, ratio_s, spare_s = a[:rows], b[:rows], ratio[:rows], spare[:rows]
-            # mode="wrap" (I, J are row indices): "raise" would copy through a temporary
-            np.take(W, I[s], axis=0, out=a_s, mode="wrap")
-            np.take(W, J[s], axis=0, out=b_s, mode="wrap")
-            # a/0 = inf, 0/0 = nan, a/subnormal may overflow to inf: all land in the right bin
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                if logW is None:
-                    np.divide(a_s, b_s, out=ratio_s)
-                else:
-                    np.take(logW, I[s], axis=0, out=ratio_s, mode="wrap")
-                    np.take(logW, J[s], axis=0, out=spare_s, mode="wrap")
-                    np.exp(np.subtract(ratio_s, spare_s, out=ratio_s), out=ratio_s)
-            if track:
-                high = float(np.fmax.reduce(ratio_s, None))
-                if not math.isnan(high):  # NaN only if every ratio is 0/0
-                    top, bottom = max(top, high), min(bottom, float(np.fmin.reduce(ratio_s, None)))
-            add(a_s, b_s, rows)
-
-    def in_place(last: int) -> None:
-        """Rows ``i < last`` against the rows after them, by slices of the matrix."""
-        for i in range(last):
-            partners = n - 1 - i
-            pieces = -(-partners // step)
-            size = -(-partners // pieces)
-            a[:size] = W[i]
-            for j0 in range(i + 1, n, size):
-                j1 = min(n, j0 + size)
-                rows = j1 - j0
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    if logW is None:
-                        np.divide(W[i], W[j0:j1], out=ratio[:rows])
-                    else:
-                        np.subtract(logW[i], logW[j0:j1], out=ratio[:rows])
-                        np.exp(ratio[:rows], out=ratio[:rows])
-                add(a[:rows], W[j0:j1], rows)
-
+    count = n * (n - 1) // 2 if pairs is None else len(pairs[0])
+    step = min(chunk_rows(max(width, n_bins)), count)  # the longest chunk
+    binner = _Binner(W, logW, _BinTable(edges), (edges, gamma, np.exp(-levels)), step)
     with _one_blas_thread(step * n_bins * 2 * len(levels)):
         if pairs is None:
-            top, bottom = _ratio_range(W, logW)
             last = max(0, n - 1 - step // IN_PLACE_FRACTION)  # rows with enough rows after them
-            in_place(last)
-            I, J = np.triu_indices(n - last, k=1)
-            gathered(I.astype(np.int64) + last, J.astype(np.int64) + last, track=False)
+            binner.in_place(range(last))
+            I, J = (x.astype(np.int64) + last for x in np.triu_indices(n - last, k=1))
+            binner.gathered(I, J, track=False)
+            top, bottom = _ratio_range(W, logW)
         else:
-            gathered(*pairs, track=True)
+            binner.gathered(*pairs, track=True)
+            top, bottom = binner.top, binner.bottom
     with np.errstate(divide="ignore"):
         pure = max(float(np.log(top)), -float(np.log(bottom)))  # log 0 = −∞: ε* = ∞
-    return sums.best(), pure
+    return binner.sums.best(), pure
 
 
 #: A row is read in place against the rows after it while they fill at least this fraction of a
 #: chunk (1/4); the last rows' few pairs are gathered, fewer and longer chunks.
 IN_PLACE_FRACTION = 4
+
+
+class _Binner:
+    """The chunk loop of :func:`_binned_curve`: buffers allocated once, the per-bin sums of the
+    pairs it was given, and the largest and smallest ratio it saw (listed pairs)."""
+
+    def __init__(
+        self,
+        W: FloatArray,
+        logW: FloatArray | None,
+        table: _BinTable,
+        grid: tuple[FloatArray, FloatArray, FloatArray],
+        step: int,
+    ) -> None:
+        edges = grid[0]
+        self.W, self.logW, self.table = W, logW, table
+        self.n_bins = len(edges) + 1
+        self.sums = _BinSums(*grid)  # edges, e^ε and e^{−ε}
+        width = W.shape[1]
+        self.step = step
+        # One set of buffers for every chunk: fresh temporaries cost more than the arithmetic.
+        self.a, self.b, self.ratio, self.spare = (np.empty((step, width)) for _ in range(4))
+        self.cell, self.index = (np.empty((step, width), dtype=np.int64) for _ in range(2))
+        self.flag = np.empty((step, width), dtype=bool)
+        self.offsets = np.repeat(np.arange(step, dtype=np.int64) * self.n_bins, width).reshape(
+            step, width
+        )
+        self.top, self.bottom = 1.0, 1.0  # the largest and smallest ratio a/b (0/0 skipped)
+
+    def add(self, a_s: FloatArray, b_s: FloatArray, rows: int) -> None:
+        """Bin the ratios in ``ratio[:rows]`` and add the masses of ``a_s``, ``b_s`` per bin."""
+        index_s = self.table.bins(
+            self.ratio[:rows],
+            out=self.index[:rows],
+            cell=self.cell[:rows],
+            spare=self.spare[:rows],
+            flag=self.flag[:rows],
+        )
+        np.add(index_s, self.offsets[:rows], out=index_s)  # bin j of row p: p * n_bins + j
+        flat = index_s.ravel()
+        size = rows * self.n_bins
+        mass_a = np.bincount(flat, a_s.ravel(), size).reshape(rows, self.n_bins)
+        mass_b = np.bincount(flat, b_s.ravel(), size).reshape(rows, self.n_bins)
+        self.sums.add(cast(FloatArray, mass_a), cast(FloatArray, mass_b))  # weighted: float64
+
+    def gathered(self, I: IntArray, J: IntArray, track: bool) -> None:
+        """The pairs ``(I, J)``, their rows gathered chunk by chunk; ``track``: the range of the
+        ratios too."""
+        W, logW = self.W, self.logW
+        # a/0 = inf, 0/0 = nan, a/subnormal may overflow to inf: all land in the right bin
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for s in chunks(len(I), max(W.shape[1], self.n_bins)):
+                rows = s.stop - s.start
+                a_s, b_s = self.a[:rows], self.b[:rows]
+                ratio_s, spare_s = self.ratio[:rows], self.spare[:rows]
+                # mode="wrap" (I, J are row indices): "raise" would copy through a temporary
+                W.take(I[s], axis=0, out=a_s, mode="wrap")
+                W.take(J[s], axis=0, out=b_s, mode="wrap")
+                if logW is None:
+                    np.divide(a_s, b_s, out=ratio_s)
+                else:
+                    logW.take(I[s], axis=0, out=ratio_s, mode="wrap")
+                    logW.take(J[s], axis=0, out=spare_s, mode="wrap")
+                    np.exp(np.subtract(ratio_s, spare_s, out=ratio_s), out=ratio_s)
+                if track:
+                    high = float(np.fmax.reduce(ratio_s, None))
+                    if not math.isnan(high):  # NaN only if every ratio is 0/0
+                        low = float(np.fmin.reduce(ratio_s, None))
+                        self.top, self.bottom = max(self.top, high), min(self.bottom, low)
+                self.add(a_s, b_s, rows)
+
+    def in_place(self, firsts: range) -> None:
+        """Each row ``i`` of ``firsts`` against the rows after it, by slices of the matrix."""
+        W, logW, n = self.W, self.logW, self.W.shape[0]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for i in firsts:
+                partners = n - 1 - i
+                pieces = -(-partners // self.step)
+                size = -(-partners // pieces)
+                self.a[:size] = W[i]
+                for j0 in range(i + 1, n, size):
+                    j1 = min(n, j0 + size)
+                    rows = j1 - j0
+                    ratio_s = self.ratio[:rows]
+                    if logW is None:
+                        np.divide(W[i], W[j0:j1], out=ratio_s)
+                    else:
+                        np.exp(np.subtract(logW[i], logW[j0:j1], out=ratio_s), out=ratio_s)
+                    self.add(self.a[:rows], W[j0:j1], rows)
 
 
 def _one_blas_thread(work: int) -> AbstractContextManager[None]:
