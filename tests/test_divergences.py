@@ -248,7 +248,9 @@ class TestTheorems:
     @settings(max_examples=120, deadline=None)
     @given(
         st.integers(1, 4).flatmap(lambda n: st.tuples(*(distributions(n) for _ in range(4)))),
-        st.floats(0.0, 1.0),
+        # a subnormal weight makes the float mixture differ from the exact one (λ·p underflows
+        # to 0 where λ·q does not), which is the test's own rounding, not the divergence's
+        st.floats(0.0, 1.0, allow_subnormal=False),
         st.sampled_from(NAMES),
     )
     def test_joint_convexity(self, laws: tuple, lam: float, name: str) -> None:
