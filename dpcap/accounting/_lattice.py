@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -91,15 +91,21 @@ def _convolve(a: Mass, b: Mass) -> Mass:
 
 def _power(a: Mass, k: int) -> Mass:
     """The ``k``-th convolution power (binary powering)."""
-    out: Mass | None = None
+    out: Mass = _binary_power(_convolve, a, k)
+    return out
+
+
+def _binary_power(times: Any, a: Any, k: int) -> Any:
+    """``a`` combined with itself ``k`` times by ``times`` (binary powering, ``k ≥ 1``)."""
+    out = None
     base = a
     while True:
         if k & 1:
-            out = base if out is None else _convolve(out, base)
+            out = base if out is None else times(out, base)
         k >>= 1
         if not k:
             break
-        base = _convolve(base, base)
+        base = times(base, base)
     assert out is not None
     return out
 
@@ -114,16 +120,7 @@ def _reach(a: FloatArray, b: FloatArray) -> FloatArray:
 
 def _reach_power(a: FloatArray, k: int) -> FloatArray:
     """The support of the ``k``-th convolution power of a 0/1 array."""
-    out: FloatArray | None = None
-    base = a
-    while True:
-        if k & 1:
-            out = base if out is None else _reach(out, base)
-        k >>= 1
-        if not k:
-            break
-        base = _reach(base, base)
-    assert out is not None
+    out: FloatArray = _binary_power(_reach, a, k)
     return out
 
 
