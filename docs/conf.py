@@ -63,7 +63,8 @@ def _result_sources() -> None:
         module = importlib.import_module(info.name)
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         for name, obj in vars(module).items():
-            if isinstance(obj, type) and f"\nclass {name}(" in source:
+            defined = f"\nclass {name}(" in source or f"\nclass {name}:" in source
+            if isinstance(obj, type) and defined:
                 obj.__module__ = info.name
 
 
