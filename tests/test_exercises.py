@@ -379,3 +379,54 @@ def test_bad_family_level_and_key_are_named() -> None:
         make("privacy_funnel", level="by_hand")
     with pytest.raises(ParameterError, match=r"student must be a string .* got 1\.5"):
         make("rr_delta", student=1.5)
+
+
+# --- from the second reading -------------------------------------------------------------------
+
+
+def test_odd_answers_get_feedback_not_a_traceback() -> None:
+    number = make("rr_delta", course="c", assignment="a", student="s")
+    assert not number.check([[1, 2], [3]]).correct  # ragged
+    assert not number.check(10**400).correct  # beyond the doubles
+    matrix = make("forced_response", course="c", assignment="a", student="s")
+    empty = matrix.check(np.zeros((2, 0)))
+    assert not empty.correct
+    assert empty.mistake != "transposed"
+
+
+def test_the_command_line_names_a_bad_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcap.cli import main
+
+    assert main(["exercises", "check", "rr_delta", "[[1,2],[3]]"]) == 2
+    assert "answer" in capsys.readouterr().err
+    assert main(["exercises", "check", "rr_delta", "1" + "0" * 400]) in (1, 2)
+
+
+def test_rosters_and_student_lists_are_checked(tmp_path: Path) -> None:
+    from dpcap.exercises.notebooks import build, read_roster
+
+    for text, match in [
+        ("id\n", "no students"),
+        ("email,name\nx@y.z,Al\n", "names no column"),
+        ("id\nAlice\nalice\n", "twice"),
+    ]:
+        path = tmp_path / "roster.csv"
+        path.write_text(text)
+        with pytest.raises(ParameterError, match=match):
+            read_roster(path)
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"\xff\xfe\x00x")
+    with pytest.raises(ParameterError, match="UTF-8"):
+        read_roster(binary)
+    for students in (["../../escaped"], [7], ["ok", "OK"]):
+        with pytest.raises(ParameterError, match="student id"):
+            build(students, out=tmp_path / "o", course="c", assignment="a", families=["rr_delta"])
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_the_teaching_text_states_true_bounds() -> None:
+    sandwich = make("sandwich", level="by_hand", course="c", assignment="a", student="s")
+    assert "tightest" not in sandwich.prompt
+    for student in ("s0", "s1", "s2", "s3"):
+        renyi = make("renyi", level="with_dpcap", course="C", assignment="A", student=student)
+        assert "between the Shannon capacity" not in renyi.prompt

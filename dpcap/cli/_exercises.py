@@ -189,11 +189,16 @@ def _answer(text: str) -> Any:
         value = json.loads(text)
     except json.JSONDecodeError:
         raise ParameterError(f"answer must be a number or a JSON array, got {text!r}") from None
-    if isinstance(value, list):
-        return np.asarray(value, dtype=np.float64)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    raise ParameterError(f"answer must be a number or a JSON array, got {text!r}")
+    try:
+        if isinstance(value, list):
+            return np.asarray(value, dtype=np.float64)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    except (TypeError, ValueError, OverflowError):  # ragged, non-numeric or beyond the doubles
+        pass
+    raise ParameterError(
+        f"answer must be a number or a rectangular JSON array of numbers, got {text!r}"
+    )
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -79,7 +79,7 @@ def binary_capacity(rng: np.random.Generator, level: str) -> Exercise:
     closed = {
         "bsc": f"C = {log} 2 - h(p)",
         "bec": f"C = (1 - p) {log} 2",
-        "z": "C = \\log_2\\bigl(1 + (1-p)\\, p^{p/(1-p)}\\bigr)\\ \\text{bits}",
+        "z": f"C = {log}\\bigl(1 + (1-p)\\, p^{{p/(1-p)}}\\bigr)",
     }[kind]
     solution = (
         f"$${closed} \\approx {latex_number(result.value, 6)}\\ \\text{{{unit}}}.$$\n\n"
@@ -228,8 +228,9 @@ def renyi(rng: np.random.Generator, level: str) -> Exercise:
         f"compute Sibson's capacity of order $\\alpha = {alpha:g}$,\n\n"
         "$$C_\\alpha = \\max_\\pi \\frac{\\alpha}{\\alpha - 1} \\log \\sum_y \\Bigl(\\sum_x \\pi_x "
         "W[x,y]^\\alpha\\Bigr)^{1/\\alpha} = \\min_Q \\max_x D_\\alpha(W_x \\| Q),$$\n\n"
-        f"in **{unit}**. It lies between the Shannon capacity and the diameter "
-        "$\\max_{x,x'} D_\\alpha(W_x \\| W_{x'})$.\n\nData: `W`, `alpha`. Answer: one number."
+        f"in **{unit}**. It is non-decreasing in $\\alpha$ ($C_1$ is the Shannon capacity) and at "
+        "most the diameter $\\max_{x,x'} D_\\alpha(W_x \\| W_{x'})$.\n\nData: `W`, `alpha`. "
+        "Answer: one number."
     )
     solution = (
         "Any $Q$ gives the upper bound $\\max_x D_\\alpha(W_x\\|Q)$ (the radius), any $\\pi$ a "
@@ -267,7 +268,8 @@ def renyi(rng: np.random.Generator, level: str) -> Exercise:
             ),
             Mistake(
                 "shannon",
-                "That is the Shannon capacity (α = 1); the question asks for order α.",
+                "That is the Shannon capacity (α = 1), an upper bound for α < 1 and a lower bound "
+                "for α > 1; the question asks for order α.",
                 shannon,
             ),
         ),
@@ -369,27 +371,35 @@ def sandwich(rng: np.random.Generator, level: str) -> Exercise:
         value = to_unit(kl_dp_bound(eps), unit)
         prompt = (
             f"**The Cuff–Yu sandwich, left side.** A mechanism is $\\varepsilon$-DP with "
-            f"$\\varepsilon = {eps:g}$. Give the tightest upper bound on its MI-DP level that "
-            "holds for every such mechanism (Cuff & Yu, Property 1):\n\n"
+            f"$\\varepsilon = {eps:g}$. Give the bound of Cuff & Yu's Property 1 on its MI-DP "
+            "level (the tight bound on the KL divergence of one ε-DP pair of rows):\n\n"
             "$$\\varepsilon_{\\mathrm{MI}} \\le \\varepsilon\\, \\frac{(e^\\varepsilon - 1)(1 - "
             "e^{-\\varepsilon})}{(e^\\varepsilon - 1) + (1 - e^{-\\varepsilon})},$$\n\n"
             f"in **{unit}**.\n\nData: `eps` (nats). Answer: one number."
         )
         solution = (
             "The right side simplifies to $\\varepsilon \\tanh(\\varepsilon / 2) \\approx "
-            f"{latex_number(value, 6)}$ {unit}; binary randomized response attains it.\n\n"
+            f"{latex_number(value, 6)}$ {unit}; the two rows of binary randomized response attain "
+            "it as a KL divergence (its MI-DP, the capacity of a BSC, is much smaller).\n\n"
             f"With dpcap: `dpcap.bounds.kl_dp_bound(eps)` (nats)."
         )
         code = "answer = dpcap.bounds.kl_dp_bound(eps)" + (
             " / math.log(2)" if unit == "bits" else ""
         )
+        loose = (  # for ε ≥ 1, min(ε, ε²) is ε: one mistake, not two
+            (
+                Mistake(
+                    "loose",
+                    "min(ε, ε²) is a valid bound but not the one of Property 1.",
+                    to_unit(min(eps, eps * eps), unit),
+                ),
+            )
+            if eps < 1.0
+            else ()
+        )
         mistakes: tuple[Mistake, ...] = (
             other_unit(value, unit),
-            Mistake(
-                "loose",
-                "min(ε, ε²) is a valid bound but not the tightest one (Property 1).",
-                to_unit(min(eps, eps * eps), unit),
-            ),
+            *loose,
             Mistake(
                 "eps", "ε itself is a valid but loose bound; use Property 1.", to_unit(eps, unit)
             ),

@@ -239,8 +239,13 @@ class Exercise:
     def _check_number(self, answer: Any) -> Feedback:
         try:
             x = float(answer)
+        except OverflowError:
+            return Feedback(False, "Your answer is too large for a number of this kind.", "wrong")
         except (TypeError, ValueError):
-            shape = np.shape(answer) if isinstance(answer, (list, tuple, np.ndarray)) else None
+            try:
+                shape = np.shape(answer) if isinstance(answer, (list, tuple, np.ndarray)) else None
+            except ValueError:  # a ragged list has no shape
+                shape = None
             what = f"an array of shape {shape}" if shape else f"{type(answer).__name__}"
             return Feedback(False, f"Expected one number, got {what}.", "not_a_number")
         if math.isnan(x):
@@ -263,10 +268,12 @@ class Exercise:
         ref = np.asarray(self.reference.value, dtype=np.float64)
         try:
             A = np.asarray(answer, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return Feedback(False, "Expected a matrix of numbers (a 2-D NumPy array).", "shape")
         if A.ndim != 2:
             return Feedback(False, f"Expected a 2-D matrix, got {A.ndim} dimension(s).", "shape")
+        if A.size == 0:
+            return Feedback(False, f"Your matrix is empty (shape {A.shape}).", "shape")
         if not np.all(np.isfinite(A)):
             return Feedback(False, "Your matrix has a NaN or infinite entry.", "nan")
         tol = self.atol
@@ -301,7 +308,7 @@ class Exercise:
         W = np.asarray(self.channel, dtype=np.float64)
         try:
             p = np.asarray(answer, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return Feedback(False, "Expected a prior: a 1-D array of probabilities.", "shape")
         if p.ndim != 1:
             return Feedback(False, f"Expected a 1-D prior, got {p.ndim} dimension(s).", "shape")

@@ -24,6 +24,7 @@ extra), never by ``import dpcap``.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections.abc import Sequence
@@ -166,37 +167,68 @@ def notebook(
     return nb
 
 
+#: Column names that make a first row a header (one without an id column is refused).
+_HEADER_WORDS = frozenset(
+    {"email", "e-mail", "name", "first name", "last name", "firstname", "lastname", "username"}
+)
+
+#: Most students of one roster (a file of more is refused before anything is built).
+MAX_STUDENTS = 10_000
+
+
+def _student_ids(values: Sequence[Any], where: str, first: int = 1) -> list[str]:
+    """Validated student ids: each names a folder (letters, digits and ``_ . @ + -``), once,
+    compared without case (two ids that differ only in case would share a folder on macOS
+    and Windows)."""
+    if len(values) > MAX_STUDENTS:
+        raise ParameterError(f"{where}: {len(values)} students, above the limit of {MAX_STUDENTS}")
+    ids: list[str] = []
+    seen: set[str] = set()
+    for number, value in enumerate(values, start=first):
+        if not isinstance(value, str) or not _SAFE.match(value):
+            raise ParameterError(
+                f"{where} {number}: student id {value!r} must be a string of letters, digits "
+                "and _ . @ + - (it names a folder)"
+            )
+        if value.casefold() in seen:
+            raise ParameterError(
+                f"{where} {number}: student id {value!r} twice (ids are compared without case)"
+            )
+        seen.add(value.casefold())
+        ids.append(value)
+    return ids
+
+
 def read_roster(path: Any) -> list[str]:
     """Student ids from a CSV roster: the column ``id``, ``student_id`` or ``student`` (any
     case) if the header names one, otherwise the first column of every row.
 
     An id must be 1-100 characters of letters, digits and ``_ . @ + -`` (it names a folder),
-    not start with punctuation, and appear once. Raises ParameterError naming the roster's row.
+    not start with punctuation, and appear once (compared without case); at most
+    :data:`MAX_STUDENTS`. Raises ParameterError naming the roster and the row.
     """
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ParameterError(f"roster: cannot read {str(file)!r}: {exc.strerror}") from exc
-    rows = [r for r in csv.reader(text.splitlines()) if r and any(c.strip() for c in r)]
-    if not rows:
-        raise ParameterError(f"roster {str(file)!r} has no students")
-    header = [c.strip().lower() for c in rows[0]]
+    except UnicodeDecodeError:
+        raise ParameterError(f"roster {str(file)!r} is not UTF-8 text") from None
+    rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
+    header = [c.strip().lower() for c in rows[0]] if rows else []
     column = next((header.index(n) for n in ("id", "student_id", "student") if n in header), None)
+    headerish = any(c in _HEADER_WORDS for c in header)
+    if column is None and rows and (headerish or not _SAFE.match(rows[0][0].strip())):
+        raise ParameterError(
+            f"roster {str(file)!r}: its header {rows[0]!r} names no column id, student_id or "
+            "student"
+        )
     start = 1 if column is not None else 0
     column = column or 0
-    ids: list[str] = []
-    for number, row in enumerate(rows[start:], start=start + 1):
-        value = row[column].strip() if column < len(row) else ""
-        if not _SAFE.match(value):
-            raise ParameterError(
-                f"roster {str(file)!r} row {number}: student id {value!r} must be letters, "
-                "digits and _ . @ + - (it names a folder)"
-            )
-        if value in ids:
-            raise ParameterError(f"roster {str(file)!r} row {number}: student id {value!r} twice")
-        ids.append(value)
-    return ids
+    values = [row[column].strip() if column < len(row) else "" for row in rows[start:]]
+    if not values:
+        raise ParameterError(f"roster {str(file)!r} has no students")
+    return _student_ids(values, f"roster {str(file)!r} row", first=start + 1)
 
 
 def build(
@@ -222,7 +254,10 @@ def build(
     chosen = [family(name).name for name in families]
     if not chosen:
         raise ParameterError("families must name at least one exercise family, got none")
+    students = _student_ids(list(students), "students")
     root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise ParameterError(f"out {str(root)!r} is a file, not a folder")
     written: list[Path] = []
     rows: list[dict[str, Any]] = []
     for student in students:
