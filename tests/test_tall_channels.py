@@ -83,7 +83,9 @@ def test_a_cost_keeps_every_row() -> None:
     assert r.value == pytest.approx(0.0, abs=1e-9)
 
 
-@pytest.mark.parametrize(("n", "m", "seed"), [(700, 6, 1), (800, 3, 2), (1200, 10, 3)])
+@pytest.mark.parametrize(
+    ("n", "m", "seed"), [(700, 6, 1), (800, 3, 2), (1200, 10, 3), (600, 200, 4)]
+)
 def test_tall_channels_on_a_working_set_agree_with_the_conic_engine(
     n: int, m: int, seed: int
 ) -> None:

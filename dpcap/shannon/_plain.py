@@ -125,9 +125,10 @@ def plain_capacity(
 
 
 #: A channel with more distinct inputs than this, and more than TALL_RATIO times its outputs,
-#: is solved on a working set of rows (:func:`_working_set`).
+#: is solved on a working set of rows (:func:`_working_set`): an optimal prior has at most
+#: |Y| inputs, so the engine's systems stay near |Y| × |Y| (1024 × 256: 0.82 s -> 0.21 s).
 TALL_INPUTS = 512
-TALL_RATIO = 8
+TALL_RATIO = 2
 #: Most rounds of the working set.
 MAX_ROUNDS = 50
 
