@@ -137,11 +137,16 @@ def _tall(M: Any) -> bool:
     return bool(M.shape[0] > TALL_INPUTS and M.shape[0] > TALL_RATIO * M.shape[1])
 
 
-def _divergences(M: Any, q: Any) -> Any:
-    """``D(W_x ‖ q)`` of every row (a screen, not a certificate)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(M > 0, M * (np.log(np.where(M > 0, M, 1.0)) - np.log(q)), 0.0)
-    return terms.sum(axis=1)
+def _divergences(M: Any, aux: Any, prior: Any) -> Any:
+    """``D(W_x ‖ pW)`` of every row, by the engine's own model (a screen, not a certificate)."""
+    return blahut.SHANNON.divergences(M[None], aux, prior[None])[0]
+
+
+def _on_all_rows(prior: Any, rows: Any, n: int) -> Any:
+    """A working set's prior on all ``n`` rows (zero off the set)."""
+    out = np.zeros(n)
+    out[rows] = prior
+    return out
 
 
 def _working_set(
@@ -158,9 +163,9 @@ def _working_set(
     a working set that missed a row could only leave the bracket open, never wrong.
     """
     M = reduction.matrix
-    ny = M.shape[1]
-    q = M.mean(axis=0)
-    first = np.argsort(-_divergences(M, q))[: 2 * ny]
+    nx, ny = M.shape
+    aux = blahut.SHANNON.prepare(M[None])
+    first = np.argsort(-_divergences(M, aux, np.full(nx, 1.0 / nx)))[: 2 * ny]
     rows = np.unique(np.concatenate([first, np.argmax(M, axis=0)])).astype(np.int64)
     rounds = 0
     while True:
@@ -170,8 +175,7 @@ def _working_set(
         )
         solution = blahut.solve(sub.matrix[None], tol=tol, rtol=rtol, max_iter=budget)
         top = float(solution.upper[0])
-        q = solution.upper_prior[0] @ sub.matrix
-        D = _divergences(M, q)
+        D = _divergences(M, aux, _on_all_rows(solution.upper_prior[0], rows, nx))
         outside = np.setdiff1d(np.flatnonzero(top + 0.5 * tol < D), rows)
         if not outside.size or rounds >= MAX_ROUNDS:
             return sub, solution, rounds
