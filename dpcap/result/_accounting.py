@@ -50,12 +50,6 @@ class PairLoss:
             f"level={_fmt(self.value)}, worst={self.worst})"
         )
 
-    def delta(self, eps: float) -> float:
-        """``E[(1 − e^{ε − L})_+]``, the hockey-stick divergence of the pair at ``ε``
-        (a plain evaluation, without a bracket)."""
-        finite = float(np.sum(self.mass * -np.expm1(np.minimum(eps - self.loss, 0.0))))
-        return finite + self.infinite
-
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-safe."""
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
