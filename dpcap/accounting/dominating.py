@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpcap._core import certify
+from dpcap.accounting._hull import lower_hull
 from dpcap.accounting.losses import Law, evaluation_error, hockey
 
 __all__ = ["dominating_law"]
@@ -95,24 +96,13 @@ def dominating_law(laws: list[Law]) -> Law:
     eps = np.append(eps[keep_points], far)
     # lower convex hull of (γ, value): the greatest convex function below the points, all of
     # which lie above the convex envelope (a subset of points only loosens it)
-    keep: list[int] = []
-    for i in range(len(gamma)):
-        while len(keep) >= 2:
-            a, b = keep[-2], keep[-1]
-            cross_product = (gamma[b] - gamma[a]) * (values[i] - values[a]) - (
-                values[b] - values[a]
-            ) * (gamma[i] - gamma[a])
-            if cross_product <= 0.0:
-                keep.pop()
-            else:
-                break
-        keep.append(i)
+    keep = lower_hull(gamma, values)
     g, v = gamma[keep], values[keep]
     slopes = np.diff(v) / np.diff(g)
     slopes = np.minimum(np.maximum.accumulate(slopes), 0.0)  # convex, non-increasing
     after = np.append(slopes[1:], 0.0)  # the slope after each vertex past γ = 0 (flat at the end)
     jump = np.maximum(after - slopes, 0.0)
-    at = np.asarray(keep[1:], dtype=np.int64)
+    at = keep[1:]
     loss = eps[at]
     mass = g[1:] * jump * (1.0 + 16.0 * certify.U)
     on = (mass > 0) & np.isfinite(mass)

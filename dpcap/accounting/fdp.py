@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from dpcap._core import certify
 from dpcap._core import validation as check
 from dpcap.accounting import _lattice
+from dpcap.accounting._hull import lower_hull
 from dpcap.accounting.composition import Setup
 from dpcap.errors import ParameterError, Status
 from dpcap.neighbors import Neighbors
@@ -182,19 +183,6 @@ def _achievable(composed: _lattice.Composed) -> tuple[FloatArray, FloatArray]:
 
 def _hull(xs: FloatArray, ys: FloatArray, at: FloatArray) -> FloatArray:
     """The lower convex hull of the points, evaluated at ``at`` (moved up by rounding)."""
-    order = np.lexsort((ys, xs))
-    hull: list[tuple[float, float]] = []
-    for x, y in zip(xs[order].tolist(), ys[order].tolist(), strict=True):
-        if hull and hull[-1][0] == x:  # the lowest y of this x is already in
-            continue
-        while len(hull) >= 2:
-            (x1, y1), (x2, y2) = hull[-2], hull[-1]
-            if (x2 - x1) * (y - y1) - (y2 - y1) * (x - x1) <= 0.0:
-                hull.pop()
-            else:
-                break
-        hull.append((x, y))
-    hx = np.array([h[0] for h in hull])
-    hy = np.array([h[1] for h in hull])
-    out: FloatArray = np.interp(at, hx, hy) + 8.0 * certify.U
+    keep = lower_hull(xs, ys)
+    out: FloatArray = np.interp(at, xs[keep], ys[keep]) + 8.0 * certify.U
     return np.minimum(out, 1.0)
