@@ -217,8 +217,7 @@ def sweep(
 
     if store is not None:
         _safe_pyarrow()
-    if not isinstance(break_lock, bool):
-        raise ParameterError(f"break_lock must be True or False, got {check.show(break_lock)}")
+    break_lock = check.flag(break_lock, "break_lock")
     box = Store(store, spec, break_lock=break_lock) if store is not None else None
     try:
         frames = _run(
