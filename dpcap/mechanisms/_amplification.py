@@ -86,11 +86,8 @@ def _extended(mechanism: Any, absent: Any, name: str) -> _Extended:
         T = W.reshape(*shape, K)
         L = None if logs is None else logs.reshape(*shape, K)
         return _Extended(T, L, tuple(s - 1 for s in shape))
-    if isinstance(absent, bool) or not isinstance(absent, (int, np.integer)):
-        raise ParameterError(
-            f"absent must be None or an integer value of every entry, got {check.show(absent)}"
-        )
-    if not 0 <= int(absent) < min(shape):
+    absent = check.integer(absent, "absent", minimum=0)
+    if absent >= min(shape):
         raise ParameterError(
             f"absent must be a value of every entry, in [0, {min(shape) - 1}] for domain sizes "
             f"{shape}, got {absent!r}"
@@ -436,11 +433,9 @@ def sample_without_replacement(
     """
     ext = _extended(mechanism, absent, "mechanism")
     n, dims, K = len(ext.dims), ext.dims, ext.T.shape[-1]
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
-        raise ParameterError(f"size must be an integer in [0, {n}], got {check.show(size)}")
-    if not 0 <= int(size) <= n:
+    s = check.integer(size, "size", minimum=0)
+    if s > n:
         raise ParameterError(f"size must be an integer in [0, {n}] (n = {n}), got {size!r}")
-    s = int(size)
     rows = math.prod(dims)
     samples = math.comb(n, s)
     work = samples * rows * K
