@@ -28,19 +28,6 @@ from dpcap.shannon.shannon_capacity import capacity
 TIGHT = 1e-12  # the tol of the reference solves: far inside every check's tolerance
 
 
-def _reference(result: object, quantity: str, method: str) -> Reference:
-    r = result
-    return Reference(
-        r.value,  # type: ignore[attr-defined]
-        r.lower,  # type: ignore[attr-defined]
-        r.upper,  # type: ignore[attr-defined]
-        r.unit,  # type: ignore[attr-defined]
-        quantity,
-        r.status.value,  # type: ignore[attr-defined]
-        method,
-    )
-
-
 # --- BSC, BEC, Z ------------------------------------------------------------------------------
 
 CHANNELS = {
@@ -121,7 +108,7 @@ def binary_capacity(rng: np.random.Generator, level: str) -> Exercise:
         prompt=prompt,
         data={"W": W, "p": p},
         answer_kind="number",
-        reference=_reference(result, "capacity", "dpcap.capacity"),
+        reference=Reference.of(result, "capacity", "dpcap.capacity"),
         hints=(
             "Write I(X;Y) = H(Y) − H(Y|X) as a function of the prior P(X=1).",
             "For a symmetric channel the uniform prior is optimal.",
@@ -251,7 +238,7 @@ def renyi(rng: np.random.Generator, level: str) -> Exercise:
         prompt=prompt,
         data={"W": W, "alpha": alpha},
         answer_kind="number",
-        reference=_reference(result, f"C_{alpha:g}", "dpcap.renyi_capacity"),
+        reference=Reference.of(result, f"C_{alpha:g}", "dpcap.renyi_capacity"),
         hints=(
             "For a symmetric channel the uniform prior is optimal for every α.",
             "The diameter is only an upper bound: the capacity is the radius min_Q max_x D_α.",
@@ -349,7 +336,7 @@ def midp_count(rng: np.random.Generator, level: str) -> Exercise:
         prompt=prompt,
         data={"n": n, "eps": eps},
         answer_kind="number",
-        reference=_reference(result, "MI-DP", "dpcap.midp"),
+        reference=Reference.of(result, "MI-DP", "dpcap.midp"),
         hints=(
             "Fix the other entries: X_i then shifts the count by 0 or 1.",
             "The worst context gives a binary-input channel: its capacity is the answer.",

@@ -23,18 +23,6 @@ from dpcap.tradeoffs import privacy_funnel as _privacy_funnel
 from dpcap.tradeoffs import rate_distortion as _rate_distortion
 
 
-def _reference(r: object, quantity: str, method: str) -> Reference:
-    return Reference(
-        r.value,  # type: ignore[attr-defined]
-        r.lower,  # type: ignore[attr-defined]
-        r.upper,  # type: ignore[attr-defined]
-        r.unit,  # type: ignore[attr-defined]
-        quantity,
-        r.status.value,  # type: ignore[attr-defined]
-        method,
-    )
-
-
 def rate_distortion(rng: np.random.Generator, level: str) -> Exercise:
     """R(D) of a binary (by hand) or uniform k-ary source under Hamming distortion."""
     unit = unit_of(rng, level)
@@ -75,7 +63,7 @@ def rate_distortion(rng: np.random.Generator, level: str) -> Exercise:
         prompt=prompt,
         data={"prior": prior, "d": d, "D": D},
         answer_kind="number",
-        reference=_reference(result, "R(D)", "dpcap.rate_distortion"),
+        reference=Reference.of(result, "R(D)", "dpcap.rate_distortion"),
         hints=(
             "Lower-bound I(X;Y) = H(X) − H(X|Y) with Fano: H(X|Y) ≤ h(D) + D log(k − 1).",
             "The bound is attained by a test channel from Y back to X.",
@@ -136,7 +124,7 @@ def privacy_distortion(rng: np.random.Generator, level: str) -> Exercise:
         prompt=prompt,
         data={"k": k, "prior": prior, "d": d, "D": D},
         answer_kind="number",
-        reference=_reference(result, "ε*(D)", "dpcap.privacy_distortion"),
+        reference=Reference.of(result, "ε*(D)", "dpcap.privacy_distortion"),
         hints=(
             "By symmetry an optimal mechanism treats all values alike: try randomized response.",
             "Set the distortion of k-ary randomized response equal to D and solve for ε.",
@@ -182,7 +170,7 @@ def privacy_funnel(rng: np.random.Generator, level: str) -> Exercise:
         prompt=prompt,
         data={"joint": joint, "R": R},
         answer_kind="number",
-        reference=_reference(result, "PF(R)", "dpcap.privacy_funnel"),
+        reference=Reference.of(result, "PF(R)", "dpcap.privacy_funnel"),
         hints=(
             "Write I(X;Y) and I(S;Y) through the posteriors P_{X|Y=y}: both are averages.",
             "An erasure mechanism gives a feasible point, hence an upper bound on PF(R).",

@@ -68,6 +68,19 @@ class Reference:
     status: str = "converged"
     method: str = ""
 
+    @classmethod
+    def of(cls, result: Any, quantity: str, method: str) -> Reference:
+        """The key of a certified dpcap result: its value, bracket, unit and status."""
+        return cls(
+            result.value,
+            result.lower,
+            result.upper,
+            result.unit,
+            quantity,
+            result.status.value,
+            method,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe fields (arrays as lists)."""
         value = self.value.tolist() if isinstance(self.value, np.ndarray) else self.value
