@@ -6,12 +6,10 @@ mechanism is a channel whose rows are the databases ``x^n`` of a product domain
 ``numpy.ravel_multi_index(x^n, shape)`` (``docs/mathematics.rst`` §2). A channel is a one-entry
 database: its ``shape`` is ``(n_inputs,)``.
 
-Both classes are immutable value objects that implement the array protocol
-(``numpy.asarray(ch)`` is the matrix) and carry the neighbour relation under which their DP
-level is meant (:attr:`Channel.neighbors`, in the vocabulary of :mod:`dpcap.neighbors`): the DP
-metrics use it unless they are given ``neighbors=``. Every function of dpcap that expects a
-channel also takes a plain 2-D array; one that expects a mechanism takes a channel or an array
-as a one-entry database.
+Both are immutable, implement the array protocol (``numpy.asarray(ch)`` is the matrix) and
+carry the neighbour relation of their DP level (:attr:`Channel.neighbors`, :mod:`dpcap.neighbors`),
+used unless a metric is given ``neighbors=``. A plain 2-D array is accepted as a channel, or as
+a one-entry database.
 """
 
 from __future__ import annotations
@@ -104,10 +102,12 @@ class _Stochastic:
     def _twin(self, cls: type, **changed: Any) -> Any:
         """An object of class ``cls`` sharing this one's (validated) slots, some ``changed``."""
         twin: Any = object.__new__(cls)
-        for klass in type(self).__mro__:
-            for slot in getattr(klass, "__slots__", ()):
-                if hasattr(self, slot):
-                    object.__setattr__(twin, slot, getattr(self, slot))
+        wanted = {slot for klass in cls.__mro__ for slot in getattr(klass, "__slots__", ())}
+        for slot in wanted:
+            try:  # a slot left empty (built on demand) stays empty: no __getattr__ here
+                object.__setattr__(twin, slot, object.__getattribute__(self, slot))
+            except AttributeError:
+                pass
         for slot, value in changed.items():
             object.__setattr__(twin, slot, value)
         return twin
@@ -413,37 +413,12 @@ class Mechanism(_Stochastic):
         return AdditiveMechanism(scores, noise, neighbors=neighbors)
 
     def _entry(self, i: Any) -> int:
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
-            raise MechanismError(f"entry must be an integer, got {check.show(i)}")
-        if not 0 <= int(i) < self.n_entries:
-            raise MechanismError(
-                f"entry must be in [0, {self.n_entries - 1}] for a mechanism with "
-                f"{self.n_entries} entries, got {i!r}"
-            )
-        return int(i)
+        return check.entry(i, self.n_entries)
 
     def _database(
-        self,
-        values: Any,
-        name: str,
-        length: int,
-        dims: tuple[int, ...] | None = None,
+        self, values: Any, name: str, length: int, dims: tuple[int, ...] | None = None
     ) -> tuple[int, ...]:
-        dims = self._shape if dims is None else dims
-        try:
-            items = tuple(int(v) for v in values)
-        except (TypeError, ValueError) as exc:
-            raise MechanismError(
-                f"{name} must be a sequence of {length} integers, got {check.show(values)}"
-            ) from exc
-        if len(items) != length:
-            raise MechanismError(f"{name} must have {length} values, got {check.show(values)}")
-        for value, size in zip(items, dims, strict=True):
-            if not 0 <= value < size:
-                raise MechanismError(
-                    f"{name} {check.show(values)} is outside the domain sizes {dims}"
-                )
-        return items
+        return check.database(values, name, length, self._shape if dims is None else dims)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -469,6 +444,7 @@ class Slices(NamedTuple):
 
     stack: NDArray[np.float64]
     context: Callable[[int], tuple[int, ...]]
+    merged: float = 0.0  # the most mass a slice's row has in merged outputs (line noise)
 
 
 class AdditiveMechanism(Mechanism):
@@ -482,7 +458,7 @@ class AdditiveMechanism(Mechanism):
     Build one with :meth:`Mechanism.additive`.
     """
 
-    __slots__ = ("_log_noise", "_lowest", "_noise", "_scores")
+    __slots__ = ("_line", "_log_noise", "_lowest", "_noise", "_scores")
     _noise: NDArray[np.float64]
     _log_noise: NDArray[np.float64] | None
     _scores: tuple[NDArray[np.int64], ...]
@@ -490,7 +466,8 @@ class AdditiveMechanism(Mechanism):
 
     def __init__(self, scores: Any, noise: Any, /, *, neighbors: Neighbors = "hamming") -> None:
         rows = check.integer_vectors(scores, "scores", "integer score vectors")
-        matrix = check.stochastic_matrix(noise, "noise")
+        line = noise if getattr(noise, "_structured", False) else None  # rows on demand
+        matrix = line if line is not None else check.stochastic_matrix(noise, "noise")
         lowest = sum(int(r.min()) for r in rows)  # Python integers: no int64 overflow
         span = sum(int(r.max()) - int(r.min()) for r in rows) + 1
         if max(abs(lowest), abs(lowest + span)) >= 2**62:
@@ -498,22 +475,40 @@ class AdditiveMechanism(Mechanism):
                 f"scores must keep every total within ±2^62 (the totals are int64), got totals "
                 f"from {lowest} to {lowest + span - 1}"
             )
-        if matrix.shape[0] != span:
+        if matrix.shape[0] != span and (line is None or line.n_inputs != span):
+            got = matrix.shape[0] if line is None else line.n_inputs
             raise MechanismError(
                 f"noise must have one row per possible total ({lowest}..{lowest + span - 1}: "
-                f"{span} rows), got {matrix.shape[0]}"
+                f"{span} rows), got {got}"
             )
         object.__setattr__(self, "_scores", tuple(r.astype(np.int64) for r in rows))
-        object.__setattr__(self, "_noise", matrix)
-        object.__setattr__(self, "_log_noise", getattr(noise, "log_matrix", None))
+        object.__setattr__(self, "_line", line)
+        if line is None:
+            object.__setattr__(self, "_noise", matrix)
+            object.__setattr__(self, "_log_noise", getattr(noise, "log_matrix", None))
         object.__setattr__(self, "_lowest", lowest)
         object.__setattr__(self, "_shape", tuple(int(r.size) for r in rows))
         object.__setattr__(self, "_neighbors", relations.relation(neighbors, self._shape))
+
+    def __getattr__(self, name: str) -> Any:  # a line noise's dense matrix, built on demand
+        line = object.__getattribute__(self, "_line") if name in ("_noise", "_log_noise") else 0
+        if line:
+            value = line.matrix if name == "_noise" else line.log_matrix
+            object.__setattr__(self, name, value)
+            return value
+        raise AttributeError(name)
 
     @property
     def noise(self) -> NDArray[np.float64]:
         """The noise channel; row ``k`` is the output law of the total ``lowest + k``."""
         return self._noise
+
+    @property
+    def line_noise(self) -> Any:
+        """The :class:`~dpcap.line_noise.LineNoise` of a count of binary entries (every score
+        vector ``[0, 1]``: Hamming neighbours meet consecutive rows), else None."""
+        counts = all(s.tolist() == [0, 1] for s in self._scores)
+        return self._line if counts else None
 
     @property
     def log_noise(self) -> NDArray[np.float64] | None:
@@ -531,7 +526,7 @@ class AdditiveMechanism(Mechanism):
 
     @property
     def n_outputs(self) -> int:
-        return int(self._noise.shape[1])
+        return int(self._line.n_outputs if self._line else self._noise.shape[1])
 
     @property
     def matrix(self) -> NDArray[np.float64]:
@@ -571,7 +566,8 @@ class AdditiveMechanism(Mechanism):
     def row(self, database: Sequence[int]) -> NDArray[np.float64]:
         x = self._database(database, "database", self.n_entries)
         total = sum(int(s[a]) for s, a in zip(self._scores, x, strict=True))
-        row: NDArray[np.float64] = self._noise[total - self._lowest]
+        index = total - self._lowest
+        row: NDArray[np.float64] = self._line.rows([index])[0] if self._line else self._noise[index]
         return row
 
     def slice(self, i: int, context: Sequence[int]) -> Channel:
@@ -581,11 +577,16 @@ class AdditiveMechanism(Mechanism):
         ctx = self._database(context, "context", len(others), dims)
         base = sum(int(self._scores[k][a]) for k, a in zip(others, ctx, strict=True))
         rows = base + self._scores[entry] - self._lowest
+        if self._line:
+            return Channel(self._line.rows(rows), log_matrix=self._line.log_rows(rows))
         logs = None if self._log_noise is None else self._log_noise[rows]
         return Channel(self._noise[rows], log_matrix=logs)
 
-    def slices(self, group: tuple[int, ...]) -> Slices:
-        """One slice per *reachable total* of the other entries (not per context)."""
+    def slices(self, group: tuple[int, ...], exact: bool = False) -> Slices:
+        """One slice per *reachable total* of the other entries (not per context); for a
+        count with line noise, one per class of pairs (:mod:`dpcap.line_noise`)."""
+        if self.line_noise is not None and len(group) == 1 and not exact:
+            return Slices(*self._line.count_slices(self.n_entries))
         sums, totals, index = slice_rows(list(self._scores), group, self._lowest)
         what = "the slices of this additive mechanism (one per total of the other entries)"
         check.dense_size(index.size, self.n_outputs, what, hint="fewer entries are needed")
@@ -618,16 +619,16 @@ class AdditiveMechanism(Mechanism):
         if type(other) is not type(self):
             return NotImplemented
         assert isinstance(other, AdditiveMechanism)
-        return (
-            self._shape == other._shape
-            and self._same_relation(other)
-            and all(np.array_equal(a, b) for a, b in zip(self._scores, other._scores, strict=True))
-            and bool(np.array_equal(self._noise, other._noise))
+        same = self._shape == other._shape and all(
+            np.array_equal(a, b) for a, b in zip(self._scores, other._scores, strict=True)
         )
+        if self._line is not None or other._line is not None:  # compared by structure
+            return same and self._line == other._line and relations.same(self._neighbors, other._neighbors)
+        return same and self._same_relation(other) and bool(np.array_equal(self._noise, other._noise))
 
     def __repr__(self) -> str:
         return (
-            f"AdditiveMechanism(shape={self._shape}, {self._noise.shape[0]} totals x "
+            f"AdditiveMechanism(shape={self._shape}, {self.n_outputs} totals x "
             f"{self.n_outputs} outputs{self._relation_repr('hamming')})"
         )
 
@@ -642,6 +643,7 @@ def as_mechanism(obj: Any, name: str = "M") -> Mechanism:
     if isinstance(obj, Mechanism):
         return obj
     if isinstance(obj, Channel):
+        obj.matrix, obj.log_matrix  # noqa: B018  (built now if kept by structure)
         shared: Mechanism = obj._twin(Mechanism, _shape=(obj.n_inputs,))
         return shared
     matrix = check.stochastic_matrix(obj, name)

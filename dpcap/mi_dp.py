@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from dpcap._core import certify as _certify
 from dpcap._core import validation as check
-from dpcap.channel import as_mechanism
+from dpcap.channel import AdditiveMechanism, as_mechanism
 from dpcap.errors import ProblemTooLargeError
 from dpcap.renyi import ENGINE_ORDER, radius_below_one
 from dpcap.result import CorrelatedLeakageResult, MIDPResult
@@ -257,9 +257,11 @@ def _midp(
     iterations = solved = engine = 0
     widest: _Brackets | None = None  # the group with the largest upper end
     for g in groups:
-        slices = mech.slices(g)
+        exact = alpha < 1.0 and isinstance(mech, AdditiveMechanism)
+        slices = mech.slices(g, exact=True) if exact else mech.slices(g)  # type: ignore[call-arg]
         brackets = _Brackets(slices.stack, tolerance, budget, alpha, relative)
         lower, upper, k, prior = brackets.best()
+        upper += _merged_allowance(slices.merged, alpha)
         if widest is None or upper > max(per_upper):
             widest = brackets
         per_lower.append(lower)
@@ -306,6 +308,26 @@ def _midp(
         message=message,
         tol=tolerance,
     )
+
+
+def _merged_allowance(mass: float, alpha: float) -> float:
+    """What merging outputs that hold at most ``mass`` of each row can hide of a two-row
+    capacity of order α ≥ 1 (the slices of a count with line noise, :mod:`dpcap.line_noise`).
+
+    Merging is post-processing: the merged slice's capacity is a lower end. Write ``R_x`` for
+    row x's mass in a merged group ``G``. Shannon (α = 1): the outputs of ``G`` add
+    ``Σ_{y∈G} q_y D(p_{·|y} ‖ p) ≤ Σ_x p_x R_x log(1/p_x) ≤ (max_x R_x) log 2`` to ``I(p)`` and
+    the merged output a non-negative term, so ``C ≤ C_merged + mass·log 2``. Sibson (α > 1):
+    ``I_α = (α/(α−1)) log S`` with ``S = Σ_y ‖W_{·y}‖_{α,p} ≥ 1``; ``G`` adds at most
+    ``Σ_{y∈G} max_x W_xy ≤ 2·mass`` to ``S``, so ``C_α ≤ C_α,merged + (α/(α−1))·2·mass/(1 −
+    2·mass)`` (the limit ``2·mass/(1 − 2·mass)`` at α = ∞). 1% is added for rounding.
+    """
+    if mass == 0.0:
+        return 0.0
+    if alpha == 1.0:
+        return mass * math.log(2.0) * 1.01
+    factor = 1.0 if math.isinf(alpha) else alpha / (alpha - 1.0)
+    return factor * 2.0 * mass / (1.0 - 2.0 * mass) * 1.01
 
 
 def _method_name(alpha: float) -> str:

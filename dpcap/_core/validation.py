@@ -524,3 +524,32 @@ def dense_size(rows: int, cols: int, what: str, hint: str | None = None) -> None
                 "channel) instead of enumerating every database"
             )
         )
+
+
+def entry(i: Any, entries: int) -> int:
+    """An entry index of a mechanism with ``entries`` entries (MechanismError otherwise)."""
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+        raise MechanismError(f"entry must be an integer, got {show(i)}")
+    if not 0 <= int(i) < entries:
+        raise MechanismError(
+            f"entry must be in [0, {entries - 1}] for a mechanism with {entries} entries, "
+            f"got {i!r}"
+        )
+    return int(i)
+
+
+def database(values: Any, name: str, length: int, dims: tuple[int, ...]) -> tuple[int, ...]:
+    """``length`` integer values, each within its domain size ``dims`` (a database or a
+    context; MechanismError otherwise)."""
+    try:
+        items = tuple(int(v) for v in values)
+    except (TypeError, ValueError) as exc:
+        raise MechanismError(
+            f"{name} must be a sequence of {length} integers, got {show(values)}"
+        ) from exc
+    if len(items) != length:
+        raise MechanismError(f"{name} must have {length} values, got {show(values)}")
+    for value, size in zip(items, dims, strict=True):
+        if not 0 <= value < size:
+            raise MechanismError(f"{name} {show(values)} is outside the domain sizes {dims}")
+    return items

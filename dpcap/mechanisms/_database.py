@@ -24,6 +24,7 @@ from dpcap._core import validation as check
 from dpcap._core.log_matrix import TINY
 from dpcap.channel import AdditiveMechanism, Channel, Mechanism
 from dpcap.errors import ChannelError, ParameterError, ProblemTooLargeError
+from dpcap.line_noise import LineNoise
 
 __all__ = ["counting_query", "one_time_pad", "per_entry", "revealing"]
 
@@ -99,7 +100,8 @@ def counting_query(n: int, noise: Any) -> AdditiveMechanism:
            [0. , 1. ]])
     """
     n = check.integer(n, "n", minimum=1)
-    V = check.stochastic_matrix(noise, "noise")
+    line = isinstance(noise, LineNoise)  # kept by its structure, rows on demand
+    V = noise if line else check.stochastic_matrix(noise, "noise")
     if V.shape[0] != n + 1:
         raise ChannelError(
             f"noise must have n + 1 = {n + 1} rows (one per count 0..n), got {V.shape[0]}"

@@ -29,7 +29,8 @@ from scipy.special import expit, logsumexp
 from dpcap._core import validation as check
 from dpcap._core.log_matrix import TINY
 from dpcap.channel import Channel
-from dpcap.errors import ParameterError
+from dpcap.errors import ParameterError, ProblemTooLargeError
+from dpcap.line_noise import LineNoise
 from dpcap.neighbors import Neighbors, within
 
 __all__ = ["discrete_gaussian", "discrete_laplace", "staircase", "truncated_geometric"]
@@ -74,18 +75,32 @@ def _decay(eps: float, k: IntArray) -> FloatArray:
     return out
 
 
-def _clamped(n: int, pmf: FloatArray, tail: FloatArray) -> FloatArray:
-    """The channel ``x ↦ clamp(x + Z, 0, n)`` from a symmetric noise law.
+#: Most values a noise channel on a line keeps (its masses and tails: 2 x 128 MiB).
+MAX_LINE = 2**24
+
+
+def _line(
+    n: int,
+    pmf: FloatArray,
+    tail: FloatArray,
+    logs: tuple[FloatArray, FloatArray] | None,
+    relation: Neighbors,
+) -> LineNoise:
+    """The clamped noise channel ``x ↦ clamp(x + Z, 0, n)`` from a symmetric noise law, kept by
+    its structure (:class:`~dpcap.line_noise.LineNoise`).
 
     ``pmf[k] = P(Z = k) = P(Z = -k)`` and ``tail[k] = P(Z ≥ k)`` for ``k = 0..n``. Interior
     outputs ``0 < y < n`` get ``P(Z = y - x)``; output 0 collects ``P(Z ≤ -x) = P(Z ≥ x)`` and
-    output n collects ``P(Z ≥ n - x)``.
+    output n collects ``P(Z ≥ n - x)``. ``logs``: their closed-form logs (None: exact zeros).
     """
-    W = _toeplitz(pmf)
-    x = np.arange(n + 1)
-    W[:, 0] = tail[x]
-    W[:, n] = tail[n - x]
-    return W
+    return LineNoise._make(n, pmf, tail, logs, relation)
+
+
+def _line_size(n: int, what: str) -> None:
+    if n + 1 > MAX_LINE:
+        raise ProblemTooLargeError(
+            f"{what} keeps n + 1 = {n + 1} masses and tails, above dpcap's limit of {MAX_LINE}"
+        )
 
 
 def _toeplitz(values: FloatArray) -> FloatArray:
@@ -161,27 +176,20 @@ def truncated_geometric(n: int, eps: float) -> Channel:
     """
     n = check.integer(n, "n", minimum=1)
     eps = check.nonnegative_scalar(eps, "eps")
-    _square_size(n, f"truncated_geometric(n={n})")
-    return _channel(_truncated_geometric(n, eps), lambda: _truncated_geometric_log(n, eps), "line")
+    _line_size(n, f"truncated_geometric(n={n})")
+    return _truncated_geometric(n, eps)
 
 
-def _truncated_geometric(n: int, eps: float) -> FloatArray:
-    if math.isinf(eps):
-        return np.eye(n + 1)
+def _truncated_geometric(n: int, eps: float, relation: Neighbors = "line") -> LineNoise:
     k = np.arange(n + 1, dtype=np.int64)
-    power = _decay(eps, k)  # a^k
-    pmf = math.tanh(eps / 2.0) * power  # P(Z = k) = (1-a)/(1+a) a^k
+    power = _decay(eps, k)  # a^k (ε = ∞: [k == 0], the identity)
+    pmf = (1.0 if math.isinf(eps) else math.tanh(eps / 2.0)) * power  # (1-a)/(1+a) a^k
     tail = float(expit(eps)) * power  # P(Z >= k) = a^k / (1+a)
-    return _clamped(n, pmf, tail)
-
-
-def _truncated_geometric_log(n: int, eps: float) -> FloatArray | None:
-    """``log W`` of :func:`truncated_geometric` in closed form (``None``: its zeros are exact)."""
     if eps == 0.0 or math.isinf(eps):
-        return None  # the zeros of [1/2, 0, …, 0, 1/2] and of the identity are exact
-    k = np.arange(n + 1, dtype=np.float64)
-    log_tail = -math.log1p(math.exp(-eps)) - eps * k  # log P(Z >= k) = log(a^k / (1 + a))
-    return _clamped(n, _log_tanh_half(eps) - eps * k, log_tail)
+        return _line(n, pmf, tail, None, relation)  # the zeros of [1/2, 0, …, 0, 1/2], of I
+    kf = k.astype(np.float64)
+    logs = (_log_tanh_half(eps) - eps * kf, -math.log1p(math.exp(-eps)) - eps * kf)
+    return _line(n, pmf, tail, logs, relation)
 
 
 def _log_tanh_half(eps: float) -> float:
@@ -271,12 +279,13 @@ def discrete_laplace(
     eps = check.nonnegative_scalar(eps, "eps")
     delta = check.integer(sensitivity, "sensitivity", minimum=1)
     mode = check.choice(truncation, TRUNCATIONS, "truncation")
-    _square_size(n, f"discrete_laplace(n={n})")
+    if mode == "renormalize" or delta > 1:  # (within(n, Δ) lists its pairs)
+        _square_size(n, f"discrete_laplace(n={n})")
+    _line_size(n, f"discrete_laplace(n={n})")
     step = eps / delta
     relation = within(n, delta)
     if mode == "clamp":
-        W = _truncated_geometric(n, step)
-        return _channel(W, lambda: _truncated_geometric_log(n, step), relation)
+        return _truncated_geometric(n, step, relation)
     W = _toeplitz(_decay(step, np.arange(n + 1, dtype=np.int64)))
 
     def logs() -> FloatArray | None:
@@ -385,16 +394,18 @@ def discrete_gaussian(n: int, sigma: float, *, truncation: str = "clamp") -> Cha
     n = check.integer(n, "n", minimum=1)
     sigma = check.nonnegative_scalar(sigma, "sigma", allow_inf=False, positive=True)
     mode = check.choice(truncation, TRUNCATIONS, "truncation")
-    _square_size(n, f"discrete_gaussian(n={n})")
+    if mode == "renormalize" or sigma > _GAUSS_DIRECT_MAX_SIGMA:
+        _square_size(n, f"discrete_gaussian(n={n})")
+    _line_size(n, f"discrete_gaussian(n={n})")
+    if mode == "clamp":
+        log_tails, log_total = _gaussian_log_tails(n, sigma)
+        k = np.arange(n + 1, dtype=np.float64)
+        log_pmf = -(k * k) / (2.0 * sigma * sigma) - log_total
+        log_tail = log_tails - log_total
+        return _line(n, np.exp(log_pmf), np.exp(log_tail), (log_pmf, log_tail), "line")
     d = _offsets(n).astype(np.float64)
     log_f = -(d * d) / (2.0 * sigma * sigma)
-    if mode == "renormalize":
-        log_w = log_f - logsumexp(log_f, axis=1, keepdims=True)
-    else:
-        log_tails, log_total = _gaussian_log_tails(n, sigma)
-        k = np.arange(n + 1)
-        log_pmf = -(k * k) / (2.0 * sigma * sigma) - log_total
-        log_w = _clamped(n, log_pmf, log_tails - log_total)
+    log_w = log_f - logsumexp(log_f, axis=1, keepdims=True)
     return _channel(np.exp(log_w), lambda: log_w, "line")
 
 
@@ -542,12 +553,14 @@ def staircase(n: int, eps: float, *, sensitivity: int = 1, r: int | None = None)
         width = check.integer(r, "r", minimum=1)
         if width > delta:
             raise ParameterError(f"r must be an integer in [1, sensitivity={delta}], got {r!r}")
-    _square_size(n, f"staircase(n={n})")
-    W = _staircase_matrix(n, eps, delta, width)
-    return _channel(W, lambda: _staircase_log(n, eps, delta, width), within(n, delta))
+    if delta > 1:  # (within(n, Δ) lists its pairs)
+        _square_size(n, f"staircase(n={n})")
+    _line_size(n, f"staircase(n={n})")
+    pmf, tail = _staircase_law(n, eps, delta, width)
+    return _line(n, pmf, tail, _staircase_log(n, eps, delta, width), within(n, delta))
 
 
-def _staircase_matrix(n: int, eps: float, delta: int, r: int) -> FloatArray:
+def _staircase_law(n: int, eps: float, delta: int, r: int) -> tuple[FloatArray, FloatArray]:
     b = 0.0 if math.isinf(eps) else math.exp(-eps)
     one_minus_b = 1.0 if math.isinf(eps) else -math.expm1(-eps)
     denom = 2 * r + 2 * b * (delta - r) - one_minus_b
@@ -558,10 +571,12 @@ def _staircase_matrix(n: int, eps: float, delta: int, r: int) -> FloatArray:
     pmf = (one_minus_b / denom) * b_q * np.where(s < r, 1.0, b)
     t = np.maximum(r - s, 0) + b * (delta - np.maximum(s, r))
     tail = b_q * (one_minus_b * t + block_mass * b) / denom
-    return _clamped(n, pmf, tail)
+    return pmf.astype(np.float64), tail.astype(np.float64)
 
 
-def _staircase_log(n: int, eps: float, delta: int, r: int) -> FloatArray | None:
+def _staircase_log(
+    n: int, eps: float, delta: int, r: int
+) -> tuple[FloatArray, FloatArray] | None:
     """``log W`` of :func:`staircase` in closed form (``None`` where no positive entry is lost).
 
     ``log P(i) = log a(r) − εk − ε[j ≥ r]`` and ``log P(Z ≥ i) = −εq + log((1 − b)t(s) + Ab)
@@ -580,4 +595,4 @@ def _staircase_log(n: int, eps: float, delta: int, r: int) -> FloatArray | None:
     inner = np.where(s < r, one_minus_b * (r - s + b * (delta - r)) + block * b, 0.0)
     inner = np.where(s < r, inner, one_minus_b * (delta - s) + block)
     log_tail = -eps * (q + (s >= r)) + np.log(inner) - log_denom
-    return _clamped(n, log_pmf.astype(np.float64), log_tail)
+    return log_pmf.astype(np.float64), log_tail.astype(np.float64)

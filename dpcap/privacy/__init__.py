@@ -60,6 +60,7 @@ from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism, as_mechanism
 from dpcap.errors import ParameterError
 from dpcap.function_mechanism import FunctionMechanism
+from dpcap.line_noise import LineNoise
 from dpcap.neighbors import Neighbors
 from dpcap.privacy import _pairs
 from dpcap.solvers import gram, hockey, pairwise
@@ -113,6 +114,9 @@ def dp_epsilon(M: Any, /, *, neighbors: Neighbors | None = None, metric: Any = N
     """
     if metric is not None:
         return metric_privacy.metric_epsilon(M, metric, neighbors=neighbors)
+    line = _pairs.line_pairs(M, neighbors)
+    if line is not None:  # consecutive rows of a line noise, in O(n)
+        return line.line_epsilon()
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
     rows = _pairs.distinct_rows(mech, relation)
@@ -365,6 +369,9 @@ def max_leakage(W: Any, /, *, unit: str = "nats") -> float:
     ...              math.log(k * math.exp(eps) / (math.exp(eps) + k - 1)))
     True
     """
+    line = W if isinstance(W, LineNoise) else getattr(W, "line_noise", None)
+    if line is not None:  # the largest entry of each column from the structure, in O(n)
+        return math.log(line.column_max_sum()) / check.unit_divisor(unit)
     structured = isinstance(W, (AdditiveMechanism, FunctionMechanism))
     rows = W.reachable_rows() if structured else W
     matrix = check.stochastic_matrix(rows, "W")

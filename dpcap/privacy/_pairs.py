@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from dpcap import neighbors as relations
 from dpcap.channel import AdditiveMechanism, Mechanism, as_mechanism
 from dpcap.function_mechanism import FunctionMechanism
+from dpcap.line_noise import LineNoise
 from dpcap.neighbors import Neighbors, neighbor_pairs
 from dpcap.solvers import divergence, gram, pairwise, reduce
 
@@ -61,6 +62,11 @@ def setup(
     divergence of ``order`` (α, or "tv") that matrix products can screen
     (:func:`dpcap.solvers.gram.supports`) form a screened block instead of a refusal.
     """
+    line = line_pairs(M, neighbors)
+    if line is not None:  # the classes of consecutive pairs, outputs far from both merged
+        classes = line.pair_classes()
+        first = np.arange(0, classes.W.shape[0], 2, dtype=np.int64)
+        return [Pairs(classes.W, classes.L, first, first + 1)]
     mech = as_mechanism(M)
     relation = mech.neighbors if neighbors is None else neighbors
     rows = distinct_rows(mech, relation)
@@ -74,6 +80,28 @@ def setup(
         return _listed_pairs(mech.noise, mech.log_noise, I, J, what, order)
     I, J = neighbor_pairs(mech.shape, relation)
     return _listed_pairs(mech.matrix, mech.log_matrix, I, J, what, order)
+
+
+def line_pairs(M: Any, neighbors: Neighbors | None) -> LineNoise | None:
+    """The line noise whose consecutive rows are exactly the neighbouring pairs to compare: a
+    :class:`~dpcap.line_noise.LineNoise` under ``"line"``, or a count of binary entries with
+    such noise under ``"hamming"`` (its neighbours meet totals ``t`` and ``t + 1``); else None.
+
+    The pairs are then compared through :meth:`~dpcap.line_noise.LineNoise.pair_classes`:
+    merged outputs (post-processing) can only lower a divergence, δ or TV, and they hold at
+    most ``m = 2·tail[B + 1] ≤ 2⁻⁹⁹`` of a row's mass, so the value is below the pairs' own by
+    at most ``m`` for δ and TV, ``2m·(ε + |log ratio of the merged masses|)`` for KL and Rényi
+    divergences, far below their rounding."""
+    if isinstance(M, LineNoise):
+        relation = M.neighbors if neighbors is None else neighbors
+        wanted = "line"
+        line: LineNoise | None = M
+    elif isinstance(M, AdditiveMechanism) and M.line_noise is not None:
+        relation = M.neighbors if neighbors is None else neighbors
+        wanted, line = "hamming", M.line_noise
+    else:
+        return None
+    return line if isinstance(relation, str) and relation == wanted else None
 
 
 def distinct_rows(mech: Mechanism, relation: Any) -> tuple[FloatArray, FloatArray | None] | None:

@@ -16,8 +16,10 @@ from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism
 from dpcap.errors import SolverError, Status
 from dpcap.function_mechanism import FunctionMechanism
+from dpcap.line_noise import LineNoise
 from dpcap.result import CapacityResult
 from dpcap.shannon import structured as structured
+from dpcap.shannon._band import BAND_ABOVE, band_capacity
 from dpcap.solvers import blahut, reduce
 from dpcap.solvers.status import CONIC_SOLVERS
 
@@ -38,8 +40,13 @@ def plain_capacity(
     unit: str = "nats",
 ) -> CapacityResult:
     """:func:`dpcap.capacity` of ``W`` without a cost: the arguments and result are its own."""
+    if isinstance(W, LineNoise) and W.n_inputs > BAND_ABOVE and method == "ba":
+        return band_capacity(
+            W, check.tolerance(tol), check.rtol(rtol), check.max_iter(max_iter), unit
+        )
     if isinstance(W, (AdditiveMechanism, FunctionMechanism)):
-        reduced = structured.reduce_mechanism(W)
+        count = isinstance(W, AdditiveMechanism) and W.line_noise is not None
+        reduced = structured.count_reduced(W) if count else structured.reduce_mechanism(W)
         inner = plain_capacity(
             reduced.rows,
             method=method,

@@ -76,6 +76,7 @@ __all__ = [
     "MAX_DENSE_PRIOR",
     "MAX_WITNESS_ENTRIES",
     "Reduced",
+    "count_reduced",
     "database_law",
     "dense_fits",
     "lift",
@@ -132,6 +133,20 @@ def reduce_mechanism(M: AdditiveMechanism | FunctionMechanism) -> Reduced:
     databases.setflags(write=False)
     totals.setflags(write=False)
     return Reduced(M, totals, rows, databases)
+
+
+def count_reduced(M: AdditiveMechanism) -> Reduced:
+    """:func:`reduce_mechanism` of a count of ``n`` binary entries with line noise
+    (``M.line_noise``): every total ``0..n`` is reachable, the reduced channel is the noise
+    itself (kept by its structure), and the first database of total ``t`` is ``n − t`` zeros
+    then ``t`` ones: row ``t`` of a read-only sliding window over ``n`` zeros and ``n`` ones
+    (``O(n)`` memory, where the table is ``(n + 1) × n``)."""
+    n = M.n_entries
+    bits = np.concatenate([np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64)])
+    databases: IntArray = np.lib.stride_tricks.sliding_window_view(bits, n)[: n + 1]
+    totals = np.arange(n + 1, dtype=np.int64)
+    totals.setflags(write=False)
+    return Reduced(M, totals, M.line_noise, databases)
 
 
 def dense_fits(M: AdditiveMechanism | FunctionMechanism) -> bool:

@@ -1,0 +1,62 @@
+"""Capacity of a clamped noise channel on a line, from its band (:mod:`dpcap.solvers.band`).
+
+Used by :func:`dpcap.capacity` for a :class:`~dpcap.line_noise.LineNoise` of more than
+:data:`BAND_ABOVE` values, where the dense matrix costs more than the band: its rows are cut
+at the band ``B`` of :mod:`dpcap.line_noise` (at most ``2·tail[B + 1] ≤ 2⁻⁹⁹`` of each row's
+mass left out), solved by Blahut–Arimoto and banded Newton steps, and bracketed with rounding
+bounds and the cut's allowance (:func:`dpcap.solvers.band.certified`).
+"""
+
+from __future__ import annotations
+
+from dpcap._core import certify as _certify
+from dpcap._core import validation as check
+from dpcap.line_noise import LineNoise
+from dpcap.result import CapacityResult, Status
+from dpcap.solvers import band
+
+#: Above this many values a line-noise channel's capacity is solved on its band.
+BAND_ABOVE = 2048
+
+#: Iterations when no budget is given (each is a Blahut–Arimoto or Newton step).
+DEFAULT_STEPS = 400
+
+
+def band_capacity(
+    W: LineNoise, tol: float, rtol: float, max_iter: int | None, unit: str
+) -> CapacityResult:
+    """:func:`dpcap.capacity` of ``W`` from its band; arguments already validated."""
+    divisor = check.unit_divisor(unit)
+    Wb, B = W.band_rows()
+    solution = band.capacity(Wb, tol, DEFAULT_STEPS if max_iter is None else max_iter)
+    rho, outputs = W.outside(), W.n_outputs
+    lower = band.certified(Wb, solution.prior, rho, outputs)[0]
+    upper = band.certified(Wb, solution.upper_prior, rho, outputs)[1]
+    lower, upper = min(lower, upper), max(lower, upper)
+    status, message = _certify.conclude(
+        upper - lower,
+        tol,
+        rtol=rtol,
+        upper=upper,
+        engine_closed=solution.converged,
+        iterations=solution.iterations,
+        note=(
+            f"solved on the band of {2 * B + 1} outputs around each of the {W.n_inputs} inputs "
+            f"(at most {rho:.2g} of a row's mass outside it, in the bracket)"
+        ),
+        open_status=Status.MAX_ITER,
+    )
+    output = band.output(Wb, solution.prior)[B : B + W.n_outputs]
+    return CapacityResult(
+        value=upper / divisor,
+        lower=lower / divisor,
+        upper=upper / divisor,
+        prior=solution.prior,
+        output=output / output.sum(),
+        status=status,
+        iterations=solution.iterations,
+        method="ba",
+        unit=unit,
+        message=message,
+        tol=tol,
+    )
