@@ -14,6 +14,7 @@ a one-entry database.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeAlias
@@ -104,10 +105,8 @@ class _Stochastic:
         twin: Any = object.__new__(cls)
         wanted = {slot for klass in cls.__mro__ for slot in getattr(klass, "__slots__", ())}
         for slot in wanted:
-            try:  # a slot left empty (built on demand) stays empty: no __getattr__ here
+            with contextlib.suppress(AttributeError):  # a slot built on demand stays empty
                 object.__setattr__(twin, slot, object.__getattribute__(self, slot))
-            except AttributeError:
-                pass
         for slot, value in changed.items():
             object.__setattr__(twin, slot, value)
         return twin
@@ -491,8 +490,8 @@ class AdditiveMechanism(Mechanism):
         object.__setattr__(self, "_neighbors", relations.relation(neighbors, self._shape))
 
     def __getattr__(self, name: str) -> Any:  # a line noise's dense matrix, built on demand
-        line = object.__getattribute__(self, "_line") if name in ("_noise", "_log_noise") else 0
-        if line:
+        line = object.__getattribute__(self, "_line") if name in {"_noise", "_log_noise"} else None
+        if line is not None:
             value = line.matrix if name == "_noise" else line.log_matrix
             object.__setattr__(self, name, value)
             return value
@@ -504,9 +503,8 @@ class AdditiveMechanism(Mechanism):
         return self._noise
 
     @property
-    def line_noise(self) -> Any:
-        """The :class:`~dpcap.line_noise.LineNoise` of a count of binary entries (every score
-        vector ``[0, 1]``: Hamming neighbours meet consecutive rows), else None."""
+    def line_noise(self) -> Any:  # a count's LineNoise: Hamming neighbours meet rows t, t + 1
+        """The :class:`~dpcap.line_noise.LineNoise` of a count (scores ``[0, 1]``), else None."""
         counts = all(s.tolist() == [0, 1] for s in self._scores)
         return self._line if counts else None
 
@@ -582,10 +580,10 @@ class AdditiveMechanism(Mechanism):
         logs = None if self._log_noise is None else self._log_noise[rows]
         return Channel(self._noise[rows], log_matrix=logs)
 
-    def slices(self, group: tuple[int, ...], exact: bool = False) -> Slices:
-        """One slice per *reachable total* of the other entries (not per context); for a
-        count with line noise, one per class of pairs (:mod:`dpcap.line_noise`)."""
-        if self.line_noise is not None and len(group) == 1 and not exact:
+    def slices(self, group: tuple[int, ...], merged: bool = False) -> Slices:
+        """One slice per *reachable total* of the other entries (not per context); ``merged``:
+        for a count with line noise, one per class of pairs, far outputs merged (MI-DP)."""
+        if self.line_noise is not None and len(group) == 1 and merged:
             return Slices(*self._line.count_slices(self.n_entries))
         sums, totals, index = slice_rows(list(self._scores), group, self._lowest)
         what = "the slices of this additive mechanism (one per total of the other entries)"
@@ -623,8 +621,9 @@ class AdditiveMechanism(Mechanism):
             np.array_equal(a, b) for a, b in zip(self._scores, other._scores, strict=True)
         )
         if self._line is not None or other._line is not None:  # compared by structure
-            return same and self._line == other._line and relations.same(self._neighbors, other._neighbors)
-        return same and self._same_relation(other) and bool(np.array_equal(self._noise, other._noise))
+            relation = relations.same(self._neighbors, other._neighbors)
+            return same and relation and self._line == other._line
+        return same and self._same_relation(other) and np.array_equal(self._noise, other._noise)
 
     def __repr__(self) -> str:
         return (

@@ -135,6 +135,7 @@ class LineNoise(Channel):
 
     def __getattr__(self, name: str) -> Any:
         # the dense matrix and its logs, built when first asked for (slots left empty)
+        W: FloatArray | None
         if name == "_matrix":
             W = self._dense(self._pmf, self._tail)
         elif name == "_log":
@@ -190,7 +191,8 @@ class LineNoise(Channel):
     def _entries(self, x: int, ys: IntArray, logs: bool) -> FloatArray:
         n = self._n
         pmf, tail = (self._log_pmf, self._log_tail) if logs else (self._pmf, self._tail)
-        assert pmf is not None and tail is not None
+        assert pmf is not None
+        assert tail is not None
         out: FloatArray = pmf[np.abs(ys - x)]
         out = np.where(ys == 0, tail[x], out)
         out = np.where(ys == n, tail[n - x], out)
@@ -227,11 +229,11 @@ class LineNoise(Channel):
         firsts = list(range(min(B, n - 1) + 1))
         if n - B - 2 >= B + 1:
             firsts.append(B + 1)
-        width = 2 * B + 4
+        width = min(2 * B + 4, n + 1)  # window and merged groups never exceed the outputs
         check.dense_size(2 * len(firsts), width, "the pairs of neighbouring noise rows")
-        logs = self._log_pmf is not None
+        log_tail = self._log_tail
         W = np.zeros((2 * len(firsts), width))
-        L = np.full(W.shape, -np.inf) if logs else None
+        L = None if log_tail is None else np.full(W.shape, -np.inf)
         for i, c in enumerate(firsts):
             ys = np.arange(max(0, c - B), min(n, c + 1 + B) + 1)
             for r, x in enumerate((c, c + 1)):
@@ -242,9 +244,9 @@ class LineNoise(Channel):
                     groups.append(B + 2 - r)
                 W[2 * i + r, : len(ys)] = self._entries(x, ys, False)
                 W[2 * i + r, len(ys) : len(ys) + len(groups)] = self._tail[groups]
-                if L is not None:
+                if L is not None and log_tail is not None:
                     L[2 * i + r, : len(ys)] = self._entries(x, ys, True)
-                    L[2 * i + r, len(ys) : len(ys) + len(groups)] = self._log_tail[groups]  # type: ignore[index]
+                    L[2 * i + r, len(ys) : len(ys) + len(groups)] = log_tail[groups]
         W.setflags(write=False)
         return PairClasses(W, L, np.asarray(firsts, dtype=np.int64), self.outside())
 
@@ -300,8 +302,6 @@ class LineNoise(Channel):
             and bool(np.array_equal(self._pmf, other._pmf))
             and bool(np.array_equal(self._tail, other._tail))
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (

@@ -257,8 +257,8 @@ def _midp(
     iterations = solved = engine = 0
     widest: _Brackets | None = None  # the group with the largest upper end
     for g in groups:
-        exact = alpha < 1.0 and isinstance(mech, AdditiveMechanism)
-        slices = mech.slices(g, exact=True) if exact else mech.slices(g)  # type: ignore[call-arg]
+        merged = alpha >= 1.0 and isinstance(mech, AdditiveMechanism)  # line noise: classes
+        slices = mech.slices(g, merged=True) if merged else mech.slices(g)  # type: ignore[call-arg]
         brackets = _Brackets(slices.stack, tolerance, budget, alpha, relative)
         lower, upper, k, prior = brackets.best()
         upper += _merged_allowance(slices.merged, alpha)

@@ -24,6 +24,7 @@ best prior seen is kept. The bracket the engine returns is re-evaluated with rou
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -136,7 +137,7 @@ def capacity(Wb: FloatArray, tol: float, max_iter: int) -> BandSolution:
     ``max_iter`` steps. A Newton step is kept when it raises the lower end or lowers the upper
     one; after one that does neither, Blahut–Arimoto steps follow.
     """
-    m, w = Wb.shape
+    m, _w = Wb.shape
     neg_entropy = xlogy(Wb, Wb).sum(axis=1)
     p = np.full(m, 1.0 / m)
     goal = tol / 4.0
@@ -170,7 +171,15 @@ def capacity(Wb: FloatArray, tol: float, max_iter: int) -> BandSolution:
     return BandSolution(low[1], high[1], low[0], high[0], steps, high[0] - low[0] <= goal)
 
 
-def _newton(Wb, p, q, D, evaluate, low, high):  # type: ignore[no-untyped-def]
+def _newton(
+    Wb: FloatArray,
+    p: FloatArray,
+    q: FloatArray,
+    D: FloatArray,
+    evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, float, float]],
+    low: float,
+    high: float,
+) -> tuple[FloatArray, FloatArray, FloatArray, float, float] | None:
     """One active-set Newton step from ``p``, or None if it improves neither end.
 
     The step is taken from ``p`` restricted to its support. Inputs whose mass it would make
@@ -209,9 +218,7 @@ def _newton(Wb, p, q, D, evaluate, low, high):  # type: ignore[no-untyped-def]
     return None
 
 
-def certified(
-    Wb: FloatArray, p: FloatArray, rho: float, outputs: int
-) -> tuple[float, float]:
+def certified(Wb: FloatArray, p: FloatArray, rho: float, outputs: int) -> tuple[float, float]:
     """Rigorous ``(lower, upper)`` of the capacity at the prior ``p``.
 
     The channel is the one whose row ``x`` is the band ``Wb[x]`` plus at most ``rho`` of mass
@@ -238,7 +245,9 @@ def certified(
     S = windows.sum(axis=1)
     with np.errstate(divide="ignore"):
         short_hi = -np.log(np.minimum(S * (1.0 - g), 1.0)) * (1.0 + 4.0 * rounding.U)
-        short_lo = np.maximum(-np.log(np.minimum(S * (1.0 + g), 1.0)), 0.0) * (1.0 - 4.0 * rounding.U)
+        short_lo = np.maximum(-np.log(np.minimum(S * (1.0 + g), 1.0)), 0.0) * (
+            1.0 - 4.0 * rounding.U
+        )
     upper = float(np.max(hi + short_hi)) * (1.0 + 4.0 * rounding.U)
     weights = np.maximum(p, 0.0) / p.sum()
     kappa = 1.1 * (2.0 * rounding.gamma(w + 2) + 3.0 * rounding.gamma(m + w + 2) + 4.0 * rounding.U)

@@ -61,7 +61,13 @@ ALLOWED: dict[str, set[str]] = {
     "front": {"errors", "result", "engines", "core", "model", "families", "faces"},
 }
 
-MODEL = ("dpcap.channel", "dpcap.neighbors", "dpcap.function_mechanism", "dpcap.product_channel")
+MODEL = (
+    "dpcap.channel",
+    "dpcap.neighbors",
+    "dpcap.function_mechanism",
+    "dpcap.product_channel",
+    "dpcap.line_noise",
+)
 FACES = ("dpcap.study", "dpcap.cli", "dpcap.plots", "dpcap.__main__", "dpcap.testing")
 
 

@@ -866,5 +866,11 @@ def test_errors_name_the_argument(
 
 
 def test_dense_guard_on_square_channels() -> None:
-    with pytest.raises(ProblemTooLargeError, match=r"truncated_geometric\(n=20000\)"):
-        mech.truncated_geometric(20_000, 1.0)
+    # clamped noise is kept by its structure: only its dense matrix is refused
+    W = mech.truncated_geometric(20_000, 1.0)
+    with pytest.raises(ProblemTooLargeError, match=r"noise channel on \{0..20000\}.*structure"):
+        W.matrix  # noqa: B018
+    with pytest.raises(ProblemTooLargeError, match=r"discrete_laplace\(n=20000\)"):
+        mech.discrete_laplace(20_000, 1.0, truncation="renormalize")
+    with pytest.raises(ProblemTooLargeError, match=r"truncated_geometric\(n=16777216\)"):
+        mech.truncated_geometric(2**24, 1.0)

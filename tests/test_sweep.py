@@ -135,12 +135,12 @@ def test_database_family_and_structured_queries() -> None:
 def test_failing_and_too_large_instances_are_rows() -> None:
     with pytest.warns(dpcap.ConvergenceWarning, match=r"6 of 8 rows.*failed: 4, too_large: 2"):
         table = _quiet(
-            "truncated_geometric", {"n": [3, 20000], "eps": [-1.0, 1.0]}, ["capacity", "dp_epsilon"]
+            "truncated_geometric", {"n": [3, 2**24], "eps": [-1.0, 1.0]}, ["capacity", "dp_epsilon"]
         )
     by = {(r.n, r.eps, r.query): r for r in table.itertuples()}
     assert by[(3, -1.0, "capacity")].status == "failed"
     assert "eps" in by[(3, -1.0, "capacity")].message
-    assert by[(20000, 1.0, "capacity")].status == "too_large"
+    assert by[(2**24, 1.0, "capacity")].status == "too_large"
     assert by[(3, 1.0, "dp_epsilon")].value == pytest.approx(1.0)
     assert len(table) == 8
 

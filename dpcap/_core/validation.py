@@ -532,8 +532,7 @@ def entry(i: Any, entries: int) -> int:
         raise MechanismError(f"entry must be an integer, got {show(i)}")
     if not 0 <= int(i) < entries:
         raise MechanismError(
-            f"entry must be in [0, {entries - 1}] for a mechanism with {entries} entries, "
-            f"got {i!r}"
+            f"entry must be in [0, {entries - 1}] for a mechanism with {entries} entries, got {i!r}"
         )
     return int(i)
 

@@ -574,9 +574,7 @@ def _staircase_law(n: int, eps: float, delta: int, r: int) -> tuple[FloatArray, 
     return pmf.astype(np.float64), tail.astype(np.float64)
 
 
-def _staircase_log(
-    n: int, eps: float, delta: int, r: int
-) -> tuple[FloatArray, FloatArray] | None:
+def _staircase_log(n: int, eps: float, delta: int, r: int) -> tuple[FloatArray, FloatArray] | None:
     """``log W`` of :func:`staircase` in closed form (``None`` where no positive entry is lost).
 
     ``log P(i) = log a(r) − εk − ε[j ≥ r]`` and ``log P(Z ≥ i) = −εq + log((1 − b)t(s) + Ab)

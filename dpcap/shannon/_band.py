@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from dpcap._core import certify as _certify
 from dpcap._core import validation as check
+from dpcap.errors import Status
 from dpcap.line_noise import LineNoise
-from dpcap.result import CapacityResult, Status
+from dpcap.result import CapacityResult
 from dpcap.solvers import band
 
-#: Above this many values a line-noise channel's capacity is solved on its band.
+#: Above this many values a line-noise channel's capacity is solved on its band (a count of
+#: 2000 with geometric noise: 6.0 s dense, the band engine does 20000 in 1.4 s; below it the
+#: dense engine, whose active set handles sparse supports better).
 BAND_ABOVE = 2048
 
 #: Iterations when no budget is given (each is a Blahut–Arimoto or Newton step).
@@ -23,9 +26,10 @@ DEFAULT_STEPS = 400
 
 
 def band_capacity(
-    W: LineNoise, tol: float, rtol: float, max_iter: int | None, unit: str
+    W: LineNoise, tol: float, rtol: float, max_iter: int | None, unit: str, warn: bool = True
 ) -> CapacityResult:
-    """:func:`dpcap.capacity` of ``W`` from its band; arguments already validated."""
+    """:func:`dpcap.capacity` of ``W`` from its band; arguments already validated. ``warn``:
+    warn if the bracket stays open (False: the caller falls back to the dense engine)."""
     divisor = check.unit_divisor(unit)
     Wb, B = W.band_rows()
     solution = band.capacity(Wb, tol, DEFAULT_STEPS if max_iter is None else max_iter)
@@ -45,6 +49,7 @@ def band_capacity(
             f"(at most {rho:.2g} of a row's mass outside it, in the bracket)"
         ),
         open_status=Status.MAX_ITER,
+        warn_open=warn,
     )
     output = band.output(Wb, solution.prior)[B : B + W.n_outputs]
     return CapacityResult(

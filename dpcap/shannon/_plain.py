@@ -41,12 +41,17 @@ def plain_capacity(
 ) -> CapacityResult:
     """:func:`dpcap.capacity` of ``W`` without a cost: the arguments and result are its own."""
     if isinstance(W, LineNoise) and W.n_inputs > BAND_ABOVE and method == "ba":
-        return band_capacity(
-            W, check.tolerance(tol), check.rtol(rtol), check.max_iter(max_iter), unit
-        )
+        # the band engine; where its bracket stays open and the matrix fits, the dense one
+        fits = W.n_inputs * W.n_outputs <= check.MAX_DENSE_ELEMENTS
+        args = (check.tolerance(tol), check.rtol(rtol), check.max_iter(max_iter), unit)
+        result = band_capacity(W, *args, warn=not fits)
+        if result.status is Status.CONVERGED or not fits:
+            return result
     if isinstance(W, (AdditiveMechanism, FunctionMechanism)):
-        count = isinstance(W, AdditiveMechanism) and W.line_noise is not None
-        reduced = structured.count_reduced(W) if count else structured.reduce_mechanism(W)
+        if isinstance(W, AdditiveMechanism) and W.line_noise is not None:
+            reduced = structured.count_reduced(W)
+        else:
+            reduced = structured.reduce_mechanism(W)
         inner = plain_capacity(
             reduced.rows,
             method=method,

@@ -27,6 +27,7 @@ import bench_capacity_cost
 import bench_delta
 import bench_dp_products
 import bench_funnel
+import bench_line_noise
 import bench_lp
 import bench_midp
 import bench_privacy_scale
@@ -76,6 +77,8 @@ def main() -> None:
     bench_funnel.main()
     bench_privacy_scale.main()
     bench_dp_products.main()
+    print()
+    bench_line_noise.main()
     print()
     bench_threads.main()
     print()

@@ -1,0 +1,152 @@
+"""Clamped noise on a line kept by its structure (dpcap.line_noise, solvers/band.py).
+
+The structured paths are checked against the dense matrix and its own kernels, and against the
+closed forms of truncated geometric noise (Ghosh–Roughgarden–Sundararajan; Cuff & Yu Example 3
+for the MI-DP of a count: the slice of two neighbouring counts is a binary symmetric channel of
+crossover 1/(1 + e^ε) in the interior).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dpcap
+from dpcap import mechanisms as mech
+from dpcap.line_noise import LineNoise
+from dpcap.shannon._band import band_capacity
+
+
+def _h(x: float) -> float:
+    return -x * math.log(x) - (1 - x) * math.log(1 - x)
+
+
+NOISES = [
+    ("geometric", lambda n: mech.truncated_geometric(n, 1.0)),
+    ("geometric-small-eps", lambda n: mech.truncated_geometric(n, 0.3)),
+    ("gaussian", lambda n: mech.discrete_gaussian(n, 2.0)),
+    ("staircase", lambda n: mech.staircase(n, 1.0)),
+    ("geometric-underflow", lambda n: mech.truncated_geometric(n, 12.0)),
+]
+
+
+def test_dense_matrix_is_the_closed_form() -> None:
+    n, eps = 7, 0.7
+    W = mech.truncated_geometric(n, eps)
+    assert isinstance(W, LineNoise)
+    a = math.exp(-eps)
+    x, y = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    expected = (1 - a) / (1 + a) * a ** np.abs(x - y)
+    expected[:, 0] = a ** x[:, 0] / (1 + a)
+    expected[:, n] = a ** (n - x[:, 0]) / (1 + a)
+    np.testing.assert_allclose(W.matrix, expected, rtol=1e-14)
+    np.testing.assert_array_equal(W.rows([0, 3, 7]), W.matrix[[0, 3, 7]])
+
+
+@pytest.mark.parametrize(("name", "make"), NOISES)
+def test_line_metrics_agree_with_the_dense_kernels(name: str, make) -> None:  # type: ignore[no-untyped-def]
+    # n large enough that the band is narrower than the line: outputs far from a pair merge
+    n = 260
+    W = make(n)
+    assert W.band() < n or name == "gaussian"
+    A = np.asarray(W).copy()
+    L = W.log_matrix
+    dense = A if L is None else dpcap.Channel(A, neighbors="line", log_matrix=L)
+    grid = np.array([0.0, 0.1, 0.5, 1.0, 3.0])
+    assert dpcap.dp_epsilon(W) == dpcap.dp_epsilon(dense, neighbors="line")
+    tol = 1e-15
+    np.testing.assert_allclose(
+        dpcap.dp_delta_curve(W, grid), dpcap.dp_delta_curve(dense, grid, neighbors="line"), atol=tol
+    )
+    assert dpcap.kl_dp(W) == pytest.approx(dpcap.kl_dp(dense, neighbors="line"), abs=tol)
+    assert dpcap.renyi_dp(W, 3.0) == pytest.approx(
+        dpcap.renyi_dp(dense, 3.0, neighbors="line"), abs=1e-13
+    )
+    assert dpcap.tv_dp(W) == pytest.approx(dpcap.tv_dp(dense, neighbors="line"), abs=tol)
+    assert dpcap.max_leakage(W) == pytest.approx(dpcap.max_leakage(A), rel=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 300])
+def test_count_midp_against_the_dense_slices(n: int) -> None:
+    M = mech.counting_query(n, mech.truncated_geometric(n, 0.9))
+    structured = dpcap.midp(M)
+    dense = dpcap.midp(dpcap.Mechanism.additive([[0, 1]] * n, M.noise))  # dense noise rows
+    assert structured.lower <= dense.upper + 1e-12
+    assert dense.lower <= structured.upper + 1e-12
+    assert structured.upper - structured.lower <= 1e-9
+
+
+def test_count_of_a_hundred_thousand() -> None:
+    n, eps = 100_000, 1.0
+    M = mech.counting_query(n, mech.truncated_geometric(n, eps))
+    assert dpcap.dp_epsilon(M) == pytest.approx(eps, abs=1e-10)
+    res = dpcap.midp(M)
+    closed = math.log(2) - _h(1 / (1 + math.e))  # a BSC(1/(1+e^ε)) slice
+    assert res.lower - 1e-12 <= closed <= res.upper + 1e-12
+    assert res.upper - res.lower <= 1e-9
+    grid = [0.0, 0.5, 1.0]
+    a = math.exp(-eps)
+    # interior pairs: δ(ε') = P(Z ≤ 0)(1 − e^{ε'−ε}) for ε' ≤ ε, with P(Z ≤ 0) = 1/(1 + a)
+    expected = [(1 - math.exp(e - eps)) / (1 + a) for e in grid]
+    np.testing.assert_allclose(dpcap.dp_delta_curve(M, grid), expected, atol=1e-14)
+    assert dpcap.kl_dp(M) == pytest.approx(math.tanh(eps / 2) * eps, rel=1e-12)
+    expected_ml = math.log(2 / (1 + a) + (n - 1) * math.tanh(eps / 2))
+    assert dpcap.max_leakage(M) == pytest.approx(expected_ml, rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda n: mech.truncated_geometric(n, 1.0), lambda n: mech.truncated_geometric(n, 0.25)],
+)
+def test_band_capacity_agrees_with_the_dense_engine(make) -> None:  # type: ignore[no-untyped-def]
+    W = make(400)
+    band = band_capacity(W, 1e-9, 0.0, None, "nats")
+    dense = dpcap.capacity(np.asarray(W))
+    assert band.status.value == "converged"
+    assert band.lower <= dense.upper + 1e-12
+    assert dense.lower <= band.upper + 1e-12
+    assert abs(band.prior.sum() - 1) < 1e-12
+    assert band.output.shape == (401,)
+
+
+def test_band_capacity_of_a_long_count() -> None:
+    n = 3000  # above BAND_ABOVE: the band engine
+    W = mech.truncated_geometric(n, 1.0)
+    M = mech.counting_query(n, W)
+    res = dpcap.capacity(M)
+    assert res.status.value == "converged"
+    assert "band" in res.message
+    assert res.upper - res.lower <= 1e-9
+    # the capacity grows with the line; the dense engine gave 5.98037584753 at n = 2000
+    assert 5.98037584752 < res.lower < math.log(n + 1)
+    assert res.databases.shape == (n + 1, n)
+    assert res.databases[2].tolist() == [0] * (n - 2) + [1, 1]
+
+
+def test_structure_survives_relations_and_equality() -> None:
+    W = mech.truncated_geometric(50_000, 1.0)
+    V = W.with_neighbors("all")
+    assert isinstance(V, LineNoise)
+    assert V.neighbors == "all"
+    assert mech.truncated_geometric(50_000, 1.0) == W
+    assert W != V
+    assert mech.discrete_laplace(50_000, 1.0) == W
+    with pytest.raises(dpcap.ProblemTooLargeError, match="would be a dense"):
+        dpcap.dp_epsilon(W, neighbors="all")  # every pair: the dense matrix is needed
+    small = mech.truncated_geometric(4, 1.0)
+    assert dpcap.dp_epsilon(small, neighbors="all") == pytest.approx(4.0)
+
+
+def test_demo_of_a_large_count(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcap.cli import main
+
+    assert main(["demo", "--n", "5000", "--json"]) == 0
+    out = capsys.readouterr().out
+    import json
+
+    report = json.loads(out)
+    assert report["skipped"] == {}
+    lo, up = report["midp"]
+    assert lo - 1e-12 <= math.log(2) - _h(1 / (1 + math.e)) <= up + 1e-12
