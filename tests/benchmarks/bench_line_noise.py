@@ -29,28 +29,32 @@ def _row(what: str, n: int, seconds: float, note: str = "") -> None:
     print(f"  {what:<28} n = {n:<7} {seconds:8.3f} s  {note}")
 
 
+def _one(n: int, closed: float) -> None:
+    t, M = timed(lambda: counting_query(n, truncated_geometric(n, 1.0)))
+    _row("build", n, t)
+    t, eps = timed(lambda: dpcap.dp_epsilon(M))
+    _row("dp_epsilon", n, t, f"eps = {eps:.12g}")
+    t, res = timed(lambda: dpcap.midp(M))
+    _row("midp", n, t, f"[{res.lower:.12g}, {res.upper:.12g}] closed {closed:.12g}")
+    t, _ = timed(lambda: dpcap.dp_delta_curve(M, [0.0, 0.5, 1.0]))
+    _row("dp_delta_curve (3 levels)", n, t)
+    t, cap = timed(lambda: dpcap.capacity(M))
+    _row("capacity", n, t, f"gap {cap.upper - cap.lower:.2g}, {cap.status.value}")
+    if n == 2000:  # the earlier path, where the dense matrix fits
+        dense = Mechanism.additive([[0, 1]] * n, M.noise)
+        td, _ = timed(lambda: dpcap.midp(dense))
+        _row("midp (dense path)", n, td)
+        td, _ = timed(lambda: dpcap.capacity(dense))
+        _row("capacity (dense path)", n, td)
+
+
 def main() -> None:
     print("counts with line noise (structure vs the dense matrix)")
-    closed = math.log(2) + (1 / (1 + math.e)) * math.log(1 / (1 + math.e))
-    closed += (1 - 1 / (1 + math.e)) * math.log(1 - 1 / (1 + math.e))
+    q = 1 / (1 + math.e)
+    closed = math.log(2) + q * math.log(q) + (1 - q) * math.log(1 - q)
     for n in (2000, 20000, 100000):
-        t, M = timed(lambda: counting_query(n, truncated_geometric(n, 1.0)))
-        _row("build", n, t)
-        t, eps = timed(lambda: dpcap.dp_epsilon(M))
-        _row("dp_epsilon", n, t, f"eps = {eps:.12g}")
-        t, res = timed(lambda: dpcap.midp(M))
-        _row("midp", n, t, f"[{res.lower:.12g}, {res.upper:.12g}] closed {closed:.12g}")
-        t, _ = timed(lambda: dpcap.dp_delta_curve(M, [0.0, 0.5, 1.0]))
-        _row("dp_delta_curve (3 levels)", n, t)
-        t, cap = timed(lambda: dpcap.capacity(M))
-        _row("capacity", n, t, f"gap {cap.upper - cap.lower:.2g}, {cap.status.value}")
-        if n == 2000:  # the earlier path, where the dense matrix fits
-            dense = Mechanism.additive([[0, 1]] * n, M.noise)
-            for name, fn in (
-                ("midp", lambda: dpcap.midp(dense)),
-                ("capacity", lambda: dpcap.capacity(dense)),
-            ):
-                td, _ = timed(fn)
-                _row(f"{name} (dense path)", n, td)
+        _one(n, closed)
+
+
 if __name__ == "__main__":
     main()
