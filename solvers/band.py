@@ -47,8 +47,12 @@ Q_FLOOR = 1e-300
 SUPPORT_FLOOR = 1e-13
 #: Newton steps solved again on a smaller support when masses would turn negative.
 RESOLVE = 6
-#: Blahut–Arimoto steps after a Newton step that improved neither end.
-BA_AFTER_FAILURE = 3
+#: Blahut–Arimoto steps after a polish that stalled.
+BA_AFTER_FAILURE = 10
+#: Newton steps without halving the best gap after which a polish stops.
+STALL = 4
+#: Most interior-point steps.
+INTERIOR_STEPS = 100
 
 
 class BandSolution(NamedTuple):
@@ -109,8 +113,23 @@ def _restricted(ab: FloatArray, idx: NDArray[np.int64]) -> FloatArray:
     return out
 
 
-def _newton_direction(ab: FloatArray, D: FloatArray) -> tuple[FloatArray, float] | None:
-    """``δ, C'`` with ``Hδ + C'·1 = D`` and ``Σ δ = 0``, by banded Cholesky (None: singular)."""
+def _band_matvec(ab: FloatArray, v: FloatArray) -> FloatArray:
+    """``H v`` for the symmetric ``H`` of the upper band storage ``ab``."""
+    w, m = ab.shape
+    out: FloatArray = ab[w - 1] * v
+    for d in range(1, min(w, m)):
+        diagonal = ab[w - 1 - d, d:]
+        out[:-d] += diagonal * v[d:]
+        out[d:] += diagonal * v[:-d]
+    return out
+
+
+def _newton_direction(
+    ab: FloatArray, D: FloatArray, pushed: FloatArray, removed: float
+) -> tuple[FloatArray, float] | None:
+    """``δ, C'`` with ``Hδ + C'·1 = D + pushed`` and ``Σ δ = removed``, by banded Cholesky
+    (None: not positive definite even with a ridge). ``pushed = H_SZ p_Z`` and ``removed =
+    Σ p_Z`` account for the inputs ``Z`` leaving the support (``δ_z = −p_z``)."""
     w = ab.shape[0]
     scale = float(np.max(ab[w - 1])) if ab.shape[1] else 0.0
     if not scale > 0.0:
@@ -121,10 +140,10 @@ def _newton_direction(ab: FloatArray, D: FloatArray) -> tuple[FloatArray, float]
         factor = cholesky_banded(ab, lower=False, check_finite=False)
     except LinAlgError:
         return None
-    rhs = np.stack([D, np.ones_like(D)], axis=1)
+    rhs = np.stack([D + pushed, np.ones_like(D)], axis=1)
     uv = cho_solve_banded((factor, False), rhs, check_finite=False)
     u, v = uv[:, 0], uv[:, 1]
-    level = float(u.sum() / v.sum())
+    level = float((u.sum() - removed) / v.sum())
     return u - level * v, level
 
 
@@ -134,88 +153,181 @@ def capacity(Wb: FloatArray, tol: float, max_iter: int) -> BandSolution:
     The best lower end ``Σ_x p_x D_x`` and the best upper end ``max_x D_x`` are kept apart,
     each with its prior (both ends are valid at any prior). Stops when their gap is below
     ``tol / 4`` (the rest is left to the certificate's rounding allowance) or after
-    ``max_iter`` steps. A Newton step is kept when it raises the lower end or lowers the upper
-    one; after one that does neither, Blahut–Arimoto steps follow.
+    ``max_iter`` steps. After :data:`WARM_STEPS` Blahut–Arimoto steps, active-set Newton steps
+    (:func:`_polish`) run until their gap stops halving, then (once) the primal–dual interior
+    point (:func:`_interior`, robust whatever the support); Blahut–Arimoto then takes over for
+    :data:`BA_AFTER_FAILURE` steps before the next polish.
     """
-    m, _w = Wb.shape
+    m = Wb.shape[0]
     neg_entropy = xlogy(Wb, Wb).sum(axis=1)
-    p = np.full(m, 1.0 / m)
     goal = tol / 4.0
 
-    def evaluate(prior: FloatArray) -> tuple[FloatArray, FloatArray, float, float]:
-        q = output(Wb, prior)
-        D = _divergences(Wb, neg_entropy, q)
-        return q, D, float(prior @ D), float(D.max())
+    def evaluate(prior: FloatArray) -> tuple[FloatArray, float, float]:
+        D = _divergences(Wb, neg_entropy, output(Wb, prior))
+        return D, float(prior @ D), float(D.max())
 
-    q, D, lower, upper = evaluate(p)
-    low = (lower, p)
-    high = (upper, p)
-    steps = stalled = 0
-    while steps < max_iter and high[0] - low[0] > goal:
-        steps += 1
-        if steps <= WARM_STEPS or stalled:
+    p = np.full(m, 1.0 / m)
+    D, lower, upper = evaluate(p)
+    best = _Best(p, lower, upper)
+    steps, warm, interior_done = 0, WARM_STEPS, False
+    while steps < max_iter and best.gap > goal:
+        if warm:
             p = p * np.exp(D - upper)
             p /= p.sum()
-            stalled = max(0, stalled - 1)
-            q, D, lower, upper = evaluate(p)
-        else:
-            trial = _newton(Wb, p, q, D, evaluate, low[0], high[0])
-            if trial is None:
-                stalled = BA_AFTER_FAILURE
-                continue
-            p, q, D, lower, upper = trial
-        if lower > low[0]:
-            low = (lower, p)
-        if upper < high[0]:
-            high = (upper, p)
-    return BandSolution(low[1], high[1], low[0], high[0], steps, high[0] - low[0] <= goal)
+            D, lower, upper = evaluate(p)
+            best.update(p, lower, upper)
+            steps, warm = steps + 1, warm - 1
+            continue
+        used, (p, D, lower, upper) = _polish(Wb, p, D, evaluate, best, goal, max_iter - steps)
+        steps += used
+        if best.gap > goal and steps < max_iter and not interior_done:
+            used, (p, D, lower, upper) = _interior(Wb, p, evaluate, best, goal, max_iter - steps)
+            steps, interior_done = steps + used, True
+            if best.gap > goal and steps < max_iter:  # near the optimum: the support is known
+                p = best.low_p
+                D, lower, upper = evaluate(p)
+                used, (p, D, lower, upper) = _polish(
+                    Wb, p, D, evaluate, best, goal, max_iter - steps, floor=1e-6
+                )
+                steps += used
+        warm = BA_AFTER_FAILURE
+    return BandSolution(best.low_p, best.high_p, best.low, best.high, steps, best.gap <= goal)
 
 
-def _newton(
+class _Best:
+    """The best lower end and the best upper end seen, each with its prior."""
+
+    def __init__(self, p: FloatArray, lower: float, upper: float) -> None:
+        self.low, self.low_p, self.high, self.high_p = lower, p, upper, p
+
+    @property
+    def gap(self) -> float:
+        return self.high - self.low
+
+    def update(self, p: FloatArray, lower: float, upper: float) -> None:
+        if lower > self.low:
+            self.low, self.low_p = lower, p
+        if upper < self.high:
+            self.high, self.high_p = upper, p
+
+
+def _polish(
     Wb: FloatArray,
     p: FloatArray,
-    q: FloatArray,
     D: FloatArray,
-    evaluate: Callable[[FloatArray], tuple[FloatArray, FloatArray, float, float]],
-    low: float,
-    high: float,
-) -> tuple[FloatArray, FloatArray, FloatArray, float, float] | None:
-    """One active-set Newton step from ``p``, or None if it improves neither end.
+    evaluate: Callable[[FloatArray], tuple[FloatArray, float, float]],
+    best: _Best,
+    goal: float,
+    budget: int,
+    floor: float = 1e-9,
+) -> tuple[int, tuple[FloatArray, FloatArray, float, float]]:
+    """Active-set Newton steps from ``p`` (the rule of :func:`dpcap.solvers.kkt_newton.newton`).
 
-    The step is taken from ``p`` restricted to its support. Inputs whose mass it would make
-    negative leave the support, and it is solved again from ``p`` restricted to the smaller
-    support (up to :data:`RESOLVE` times); the last step is clipped at 0, then halved twice if
-    it improves neither end."""
-    support = np.flatnonzero(p > SUPPORT_FLOOR * p.max())
-    for attempt in range(RESOLVE + 1):
-        if len(support) < len(p) and attempt:
-            base_p = np.zeros_like(p)
-            base_p[support] = p[support]
-            base_p /= base_p.sum()
-            q, D, _, _ = evaluate(base_p)
+    The support starts as the inputs with mass above ``floor`` times the largest. A step that
+    would make masses negative loses those inputs that the current level ``C`` does not reach
+    (``D_x < C``) and is solved again from the same point (up to :data:`RESOLVE` times), or,
+    if there are none, the support input with the smallest ``D_x``; inputs with ``D_x`` above
+    ``C + goal`` join. A step that widens the iterate's own gap ``max D − Σ pD`` is halved up to
+    twice. Stops when the best gap has not halved in :data:`STALL` steps; returns the steps
+    taken and the last iterate ``(p, D, lower, upper)``.
+    """
+    support = p > floor * p.max()
+    p = np.where(support, p, 0.0)
+    p /= p.sum()
+    D, lower, upper = evaluate(p)
+    best.update(p, lower, upper)
+    last, stalled, steps = best.gap, 0, 0
+    while steps < budget and best.gap > goal and stalled < STALL:
+        steps += 1
+        level = lower
+        idx = np.flatnonzero(support)
+        ab = _hessian(Wb, output(Wb, p))
+        for attempt in range(RESOLVE + 1):
+            off = p.copy()
+            off[idx] = 0.0  # masses of inputs leaving the support: δ_z = −p_z
+            pushed = _band_matvec(ab, off)[idx] if off.any() else np.zeros(len(idx))
+            found = _newton_direction(_restricted(ab, idx), D[idx], pushed, float(off.sum()))
+            if found is None:
+                return steps, (p, D, lower, upper)
+            delta, level = found
+            leaving = (p[idx] + delta < 0) & (D[idx] < level)
+            if not leaving.any() or attempt == RESOLVE:
+                break
+            idx = idx[~leaving]
+        negative = p[idx] + delta < 0
+        if negative.any():
+            leaving = negative & (D[idx] < level)
+            if not leaving.any():  # none that C leaves out: the weakest input goes
+                leaving = np.arange(len(idx)) == np.argmin(D[idx])
+            idx, delta = idx[~leaving], delta[~leaving]
+        trial = np.zeros_like(p)
+        trial[idx] = np.maximum(p[idx] + delta, 0.0)
+        gap_here = upper - lower
+        for _ in range(3):  # halve a step that widens the iterate's own gap
+            total = trial.sum()
+            if total > 0:
+                trial_p = trial / total
+                D_t, lower_t, upper_t = evaluate(trial_p)
+                best.update(trial_p, lower_t, upper_t)
+                if upper_t - lower_t <= gap_here:
+                    break
+            trial = 0.5 * (trial + np.where(np.isin(np.arange(len(p)), idx), p, 0.0))
+        if total <= 0:
+            return steps, (p, D, lower, upper)
+        p, D, lower, upper = trial_p, D_t, lower_t, upper_t
+        support = np.zeros(len(p), dtype=bool)
+        support[idx] = True
+        support |= lower + goal < D  # inputs the current level does not cover join
+        if best.gap < 0.5 * last:
+            last, stalled = best.gap, 0
         else:
-            base_p = p
-        found = _newton_direction(_restricted(_hessian(Wb, q), support), D[support])
-        if found is None:
-            return None
-        base = base_p[support]
-        step = found[0]
-        keep = base + step > 0
-        if keep.all() or attempt == RESOLVE or not keep.any():
+            stalled += 1
+    return steps, (p, D, lower, upper)
+
+
+def _interior(
+    Wb: FloatArray,
+    p: FloatArray,
+    evaluate: Callable[[FloatArray], tuple[FloatArray, float, float]],
+    best: _Best,
+    goal: float,
+    budget: int,
+) -> tuple[int, tuple[FloatArray, FloatArray, float, float]]:
+    """Primal–dual interior-point steps (:func:`dpcap.solvers.kkt_newton.interior_point`) on the
+    band: ``D_x + λ_x = C``, ``p_x λ_x = μ → 0``, ``Σ p = 1``; each step solves
+    ``(H + diag(λ/p)) Δp + ΔC·1 = r_1 − r_2/p``, ``Σ Δp = 0`` (banded, positive definite) and
+    keeps ``p, λ > 0`` (fraction to the boundary 0.995). Returns the steps and the last iterate.
+    """
+    m, w = Wb.shape
+    p = 0.999 * p + 0.001 / m
+    D, lower, upper = evaluate(p)
+    C = upper
+    lam = np.maximum(C - D, 0.0) + max(C - lower, 1e-6)
+    steps = 0
+    zero = np.zeros(m)
+    while steps < min(budget, INTERIOR_STEPS) and best.gap > goal:
+        steps += 1
+        mu = 0.1 * float(p @ lam) / m
+        r1 = D + lam - C
+        r2 = p * lam - mu
+        ab = _hessian(Wb, output(Wb, p))
+        ab[w - 1] += lam / p
+        found = _newton_direction(ab, r1 - r2 / p, zero, 0.0)
+        if found is None or not np.all(np.isfinite(found[0])):
             break
-        support = support[keep]
-    t = 1.0
-    for _ in range(3):
-        new = np.zeros_like(p)
-        new[support] = np.maximum(base + t * step, 0.0)
-        total = new.sum()
-        if total > 0:
-            new /= total
-            q2, D2, lower, upper = evaluate(new)
-            if lower > low or upper < high:
-                return new, q2, D2, lower, upper
-        t *= 0.5
-    return None
+        dp, dC = found
+        dl = (-r2 - lam * dp) / p
+        with np.errstate(divide="ignore"):
+            limit_p = np.min(np.where(dp < 0, -p / np.where(dp < 0, dp, -1.0), np.inf))
+            limit_l = np.min(np.where(dl < 0, -lam / np.where(dl < 0, dl, -1.0), np.inf))
+        t = min(0.995 * min(limit_p, limit_l), 1.0)
+        p = np.maximum(p + t * dp, 0.0)
+        p /= p.sum()
+        lam = lam + t * dl
+        C = C + t * dC
+        D, lower, upper = evaluate(p)
+        best.update(p, lower, upper)
+    return steps, (p, D, lower, upper)
 
 
 def certified(Wb: FloatArray, p: FloatArray, rho: float, outputs: int) -> tuple[float, float]:

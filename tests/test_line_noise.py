@@ -150,3 +150,16 @@ def test_demo_of_a_large_count(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["skipped"] == {}
     lo, up = report["midp"]
     assert lo - 1e-12 <= math.log(2) - _h(1 / (1 + math.e)) <= up + 1e-12
+
+
+def test_sparse_support_and_wide_bands_are_honest() -> None:
+    # discrete Gaussian: the optimal prior has gaps; the band engine's bracket stays valid
+    W = mech.discrete_gaussian(400, 3.0)
+    dense = dpcap.capacity(np.asarray(W))
+    with pytest.warns(dpcap.ConvergenceWarning):
+        band = band_capacity(W, 1e-12, 0.0, 60, "nats")
+    assert band.lower <= dense.upper + 1e-12
+    assert dense.lower <= band.upper + 1e-12
+    # a wide noise on a long line: one banded Newton step is estimated and refused at once
+    with pytest.raises(dpcap.ProblemTooLargeError, match=r"Newton step on its band of 1373"):
+        dpcap.capacity(mech.truncated_geometric(100_000, 0.1))
