@@ -35,8 +35,9 @@ ORDERS = (0.5, 2.0, 10.0)
 PROFILE_ORDERS = np.union1d(np.geomspace(0.05, 50.0, 50), [1.0])
 
 
-def channel(n: int = 64) -> np.ndarray:
-    return np.random.default_rng(SEED).dirichlet(np.ones(n), size=n)
+def channel(n: int = 64, m: int | None = None) -> np.ndarray:
+    """``n × m`` Dirichlet(1) rows (``m = n`` by default), seeded."""
+    return np.random.default_rng(SEED).dirichlet(np.ones(n if m is None else m), size=n)
 
 
 def sibson_bracket(W: np.ndarray, prior: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -51,9 +52,9 @@ def _ms(seconds: float) -> str:
 
 def single_orders(W: np.ndarray, repeat: int) -> list[dict[str, Any]]:
     capacity = getattr(dpcap, "renyi_capacity", None)
-    n = W.shape[0]
+    n, m = W.shape
     print(
-        f"Sibson alpha-capacity, {n}x{n} Dirichlet(1) channel, tol = {TOL:g} nats;"
+        f"Sibson alpha-capacity, {n}x{m} Dirichlet(1) channel, tol = {TOL:g} nats;"
         f" times: best of {repeat}, construction included"
     )
     if capacity is None:
@@ -148,11 +149,29 @@ def profile(W: np.ndarray, repeat: int) -> dict[str, Any]:
     return out
 
 
+def separate_calls(W: np.ndarray, repeat: int) -> dict[str, Any]:
+    """``renyi_profile`` against a loop of ``renyi_capacity`` over the same orders (goal >= 2x:
+    the orders solved as one batch)."""
+    orders = PROFILE_ORDERS
+    one, _ = best_of(lambda: dpcap.renyi_profile(W, orders, tol=TOL), repeat)
+    loop, _ = best_of(lambda: [dpcap.renyi_capacity(W, float(a), tol=TOL) for a in orders], repeat)
+    print(
+        f"  renyi_profile {one:8.3f} s   loop of renyi_capacity {loop:8.3f} s   "
+        f"loop/profile {loop / one:5.2f} x   (goal >= 2x)"
+    )
+    return {"profile_s": one, "loop_s": loop, "ratio": loop / one}
+
+
 def main(repeat: int = 3) -> dict[str, Any]:
     W = channel()
     print()
     rows = single_orders(W, repeat)
-    return {"single": rows, "profile": profile(W, repeat)}
+    out = {"single": rows, "profile": profile(W, repeat)}
+    out["separate"] = separate_calls(W, repeat)
+    for n, m in ((256, 256), (1024, 256)):  # the larger channels of the goal (>= 10x)
+        print()
+        out[f"single_{n}x{m}"] = single_orders(channel(n, m), 1)
+    return out
 
 
 if __name__ == "__main__":
