@@ -29,6 +29,7 @@ from dpcap.function_mechanism import FunctionMechanism
 from dpcap.measures import mutual_information, renyi_mi
 from dpcap.result import CapacityResult, RenyiProfile
 from dpcap.shannon import structured as structured
+from dpcap.shannon import working_set
 from dpcap.shannon.shannon_capacity import capacity
 from dpcap.solvers import blahut, pairwise, reduce, renyi, renyi_zero
 from dpcap.solvers.status import CONIC_SOLVERS, RENYI_SOLVERS
@@ -312,6 +313,14 @@ def renyi_capacity(
                     candidates = (_certify.bracket(matrix, prior, model=model),)
                 else:
                     candidates = (_certify.bracket_at_centre(matrix, prior, raw.output, a),)
+        tall = method != "conic" and working_set.tall(reduction.matrix)
+        if tall:  # the engine on a working set of rows; certified on every row
+            sub, sol, rounds = working_set.solve(reduction, tolerance, relative, budget, model)
+            priors = (sol.prior[0], sol.upper_prior[0])
+            found_tall = _certify.bracket(matrix, *priors, model=model, reduction=sub)
+            candidates = (*candidates, _certify.capped(matrix, found_tall))
+            note = f"working set of {sub.matrix.shape[0]} rows after {rounds} rounds"
+            tall_iterations = int(sol.iterations[0])
         if a < 1.0:
             found, iterations, how = radius_below_one(
                 matrix,
@@ -322,24 +331,31 @@ def renyi_capacity(
                 reduction=reduction,
                 candidates=candidates,
                 initial=initial,
+                engine=False if tall else None,
             )
+            if tall:
+                iterations += tall_iterations
             lower, upper, prior = found
-            if note:
+            if note and not tall:
                 how = f"polished by the {how}" if how else "certified as returned"
-            note = f"{note}; {how}" if note else how
+            note = "; ".join(part for part in (note, how) if part)
         else:
-            one = reduction.matrix[None]
-            sol = blahut.solve(
-                one, tol=tolerance, rtol=relative, max_iter=budget, initial=initial, model=model
-            )
+            if not tall:
+                sub = reduction
+                sol = blahut.solve(
+                    reduction.matrix[None],
+                    tol=tolerance,
+                    rtol=relative,
+                    max_iter=budget,
+                    initial=initial,
+                    model=model,
+                )
             priors = (sol.prior[0], sol.upper_prior[0])
             lower, upper, prior = _certify.capped(
-                matrix, _certify.bracket(matrix, *priors, model=model, reduction=reduction)
+                matrix, _certify.bracket(matrix, *priors, model=model, reduction=sub)
             )
             iterations = int(sol.iterations[0])
-            floor = functools.partial(
-                _certify.floor, matrix, *priors, model=model, reduction=reduction
-            )
+            floor = functools.partial(_certify.floor, matrix, *priors, model=model, reduction=sub)
             closed = bool(sol.converged[0])
     if kind == "arimoto":
         prior = _arimoto_prior(prior, a)

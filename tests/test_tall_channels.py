@@ -109,3 +109,23 @@ def test_ten_thousand_by_eight_is_solved_without_a_dense_system() -> None:
     inner, outer = _information(W, r.prior)
     assert r.lower <= inner + 1e-9
     assert outer <= r.upper + 1e-9
+
+
+@pytest.mark.parametrize(("alpha", "n", "m", "seed"), [(0.5, 700, 20, 5), (2.0, 900, 40, 6),
+                                                       (10.0, 600, 12, 7)])  # fmt: skip
+def test_tall_sibson_capacities_on_a_working_set_agree_with_the_full_engine(
+    alpha: float, n: int, m: int, seed: int
+) -> None:
+    from dpcap.solvers import blahut, renyi
+
+    W = np.random.default_rng(seed).dirichlet(np.ones(m), size=n)
+    r = dpcap.renyi_capacity(W, alpha)
+    assert r.status is dpcap.Status.CONVERGED
+    assert "working set" in r.message
+    # the engine on every row, with its own (uncertified) bracket
+    full = blahut.solve(W[None], tol=1e-10, model=renyi.Sibson(alpha))
+    assert r.lower <= full.upper[0] + 1e-9
+    assert full.lower[0] <= r.upper + 1e-9
+    # the lower end is Sibson's information of the returned prior, over the whole channel
+    lower, _ = dpcap.solvers.rounding.bracket(W[None], r.prior[None], alpha=alpha)
+    assert lower[0] == pytest.approx(r.lower, abs=1e-9)

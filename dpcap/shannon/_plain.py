@@ -9,8 +9,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
-
 from dpcap._core import certify as _certify
 from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism
@@ -19,6 +17,7 @@ from dpcap.function_mechanism import FunctionMechanism
 from dpcap.line_noise import LineNoise
 from dpcap.result import CapacityResult
 from dpcap.shannon import structured as structured
+from dpcap.shannon import working_set
 from dpcap.shannon._band import BAND_ABOVE, MAX_BAND_WORK, band_capacity, band_work
 from dpcap.solvers import blahut, reduce
 from dpcap.solvers.status import CONIC_SOLVERS
@@ -78,8 +77,8 @@ def plain_capacity(
     check.choice(method, METHODS, "method")
     name = check.conic_solver(method, solver, CONIC_SOLVERS)
     reduction = reduce.extreme_rows(reduce.reduce_channel(matrix))
-    if method == "ba" and _tall(reduction.matrix):
-        reduction, solution, rounds = _working_set(matrix, reduction, tolerance, relative, budget)
+    if method == "ba" and working_set.tall(reduction.matrix):
+        reduction, solution, rounds = working_set.solve(reduction, tolerance, relative, budget)
         note = f"working set of {reduction.matrix.shape[0]} rows after {rounds} rounds"
         tag, iterations = "ba", int(solution.iterations[0])
         status_if_open = Status.MAX_ITER
@@ -142,62 +141,3 @@ def plain_capacity(
         message=message,
         tol=tolerance,
     )
-
-
-#: A channel with more distinct inputs than this, and more than TALL_RATIO times its outputs,
-#: is solved on a working set of rows (:func:`_working_set`): an optimal prior has at most
-#: |Y| inputs, so the engine's systems stay near |Y| × |Y| (1024 × 256: 0.82 s -> 0.21 s).
-TALL_INPUTS = 512
-TALL_RATIO = 2
-#: Most rounds of the working set.
-MAX_ROUNDS = 50
-
-
-def _tall(M: Any) -> bool:
-    return bool(M.shape[0] > TALL_INPUTS and M.shape[0] > TALL_RATIO * M.shape[1])
-
-
-def _divergences(M: Any, aux: Any, prior: Any) -> Any:
-    """``D(W_x ‖ pW)`` of every row, by the engine's own model (a screen, not a certificate)."""
-    return blahut.SHANNON.divergences(M[None], aux, prior[None])[0]
-
-
-def _on_all_rows(prior: Any, rows: Any, n: int) -> Any:
-    """A working set's prior on all ``n`` rows (zero off the set)."""
-    out = np.zeros(n)
-    out[rows] = prior
-    return out
-
-
-def _working_set(
-    matrix: Any, reduction: reduce.Reduction, tol: float, rtol: float, budget: int
-) -> tuple[reduce.Reduction, blahut.BatchSolution, int]:
-    """The capacity of a tall channel on a working set of its rows (column generation).
-
-    An optimal prior has at most ``|Y|`` inputs in its support (Carathéodory), so the engine
-    runs on a few rows: those that a uniform prior's output law is farthest from, and each
-    column's largest entry. After each solve every row's ``D(W_x ‖ q)`` is computed at the
-    solution's output law (``O(|X|·|Y|)``, no ``|X| × |X|`` system); the rows above the working
-    set's upper bound join it, until none does. The certificate is then taken over every row
-    of the channel by the caller (the radius bound ``max_x D(W_x ‖ q)`` over all of them), so
-    a working set that missed a row could only leave the bracket open, never wrong.
-    """
-    M = reduction.matrix
-    nx, ny = M.shape
-    aux = blahut.SHANNON.prepare(M[None])
-    first = np.argsort(-_divergences(M, aux, np.full(nx, 1.0 / nx)))[: 2 * ny]
-    rows = np.unique(np.concatenate([first, np.argmax(M, axis=0)])).astype(np.int64)
-    rounds = 0
-    while True:
-        rounds += 1
-        sub = reduce.Reduction(
-            matrix=M[rows], rows=reduction.rows[rows], n_inputs=reduction.n_inputs
-        )
-        solution = blahut.solve(sub.matrix[None], tol=tol, rtol=rtol, max_iter=budget)
-        top = float(solution.upper[0])
-        D = _divergences(M, aux, _on_all_rows(solution.upper_prior[0], rows, nx))
-        outside = np.setdiff1d(np.flatnonzero(top + 0.5 * tol < D), rows)
-        if not outside.size or rounds >= MAX_ROUNDS:
-            return sub, solution, rounds
-        worst = outside[np.argsort(-D[outside])][: max(ny, 1)]
-        rows = np.union1d(rows, worst).astype(np.int64)
