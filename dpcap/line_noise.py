@@ -44,6 +44,7 @@ from dpcap._core import validation as check
 from dpcap._core.log_matrix import TINY
 from dpcap.channel import Channel
 from dpcap.neighbors import Neighbors
+from dpcap.solvers import divergence
 
 __all__ = ["TAIL", "LineNoise", "PairClasses", "clamped"]
 
@@ -269,9 +270,8 @@ class LineNoise(Channel):
         for ``2 − n ≤ k ≤ n − 1``, the two ends ``log tail[c] − log tail[c + 1]``."""
         n = self._n
         lp, lt = self._log_pmf, self._log_tail
-        if lp is None or lt is None:
-            with np.errstate(divide="ignore"):
-                lp, lt = np.log(self._pmf), np.log(self._tail)
+        if lp is None or lt is None:  # the logarithm the dense kernel takes
+            lp, lt = divergence.log(self._pmf), divergence.log(self._tail)
         k = np.arange(2 - n, n) if n >= 2 else np.zeros(0, dtype=np.int64)
         pairs = [(lp[np.abs(k)], lp[np.abs(k - 1)]), (lt[:-1], lt[1:])]
         level = 0.0

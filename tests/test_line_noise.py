@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpcap
 from dpcap import mechanisms as mech
@@ -163,3 +165,48 @@ def test_sparse_support_and_wide_bands_are_honest() -> None:
     # a wide noise on a long line: one banded Newton step is estimated and refused at once
     with pytest.raises(dpcap.ProblemTooLargeError, match=r"Newton step on its band of 1373"):
         dpcap.capacity(mech.truncated_geometric(100_000, 0.1))
+
+
+@given(
+    kind=st.sampled_from(["geometric", "gaussian", "staircase"]),
+    n=st.integers(min_value=1, max_value=160),
+    scale=st.floats(min_value=0.05, max_value=6.0),
+    level=st.floats(min_value=0.0, max_value=4.0),
+)
+@settings(max_examples=40, deadline=None)
+def test_structure_matches_the_dense_kernels(kind: str, n: int, scale: float, level: float) -> None:
+    if kind == "geometric":
+        W = mech.truncated_geometric(n, scale)
+    elif kind == "gaussian":
+        W = mech.discrete_gaussian(n, 0.5 / scale)
+    else:
+        W = mech.staircase(n, scale)
+    # the dense kernels on the same channel (Channel renormalises its rows: within 1 ulp)
+    dense = dpcap.Channel(np.asarray(W), neighbors="line", log_matrix=W.log_matrix)
+    assert dpcap.dp_epsilon(W) == pytest.approx(dpcap.dp_epsilon(dense), rel=1e-13, abs=1e-13)
+    for ours, theirs in (
+        (dpcap.dp_delta(W, level), dpcap.dp_delta(dense, level)),
+        (dpcap.tv_dp(W), dpcap.tv_dp(dense)),
+        (dpcap.kl_dp(W), dpcap.kl_dp(dense)),
+    ):
+        # merged outputs can only lower a value, and hold at most W.outside() of a row
+        assert ours <= theirs + 1e-15
+        assert theirs - ours <= 1e-14
+    M = mech.counting_query(n, W)
+    structured = dpcap.midp(M)
+    exact = dpcap.midp(dpcap.Mechanism.additive([[0, 1]] * n, np.asarray(W)))
+    assert structured.lower <= exact.upper + 1e-12
+    assert exact.lower <= structured.upper + 1e-12
+
+
+@pytest.mark.parametrize("n", [1, 2, 50])
+@pytest.mark.parametrize("eps", [0.0, math.inf])
+def test_degenerate_levels(n: int, eps: float) -> None:
+    W = mech.truncated_geometric(n, eps)
+    A = np.asarray(W)
+    assert dpcap.dp_epsilon(W) == dpcap.dp_epsilon(A, neighbors="line") == eps
+    assert dpcap.tv_dp(W) == dpcap.tv_dp(A, neighbors="line") == (0.0 if eps == 0 else 1.0)
+    res = dpcap.midp(mech.counting_query(n, W))
+    expected = 0.0 if eps == 0 else math.log(2)  # the identity: each entry's bit is revealed
+    assert res.lower - 1e-12 <= expected <= res.upper + 1e-12
+    assert dpcap.max_leakage(W) == pytest.approx(dpcap.max_leakage(A), abs=1e-15)

@@ -6,7 +6,10 @@ inputs) that releases ``x + Z`` for an integer noise ``Z`` and brings the result
 have different privacy levels, stated exactly in each docstring. The inputs are values on a
 line, so each channel carries the neighbour relation ``"line"`` (``|x − x'| = 1``), or, for a
 sensitivity Δ > 1, the pairs at distance at most Δ (:func:`dpcap.neighbors.within`): the
-relation under which its ε is meant (``docs/mathematics.rst`` §3).
+relation under which its ε is meant (``docs/mathematics.rst`` §3). With
+``truncation="clamp"`` the channel is a :class:`~dpcap.line_noise.LineNoise`: its masses and tails
+are kept, its rows computed on demand, so a line of any length up to :data:`MAX_LINE` values is
+written down and audited from its structure (``docs/mathematics.rst`` §14).
 
 Numerics (``docs/mathematics.rst`` §8): geometric weights are formed as ``exp(-ε·d)`` with the
 ``ε = ∞`` case branched out (no ``0·∞``), prefactors through ``tanh``/``expit``/``expm1`` so
@@ -134,17 +137,19 @@ def truncated_geometric(n: int, eps: float) -> Channel:
 
     Returns
     -------
-    Channel
-        Shape ``(n + 1, n + 1)``, carrying ``neighbors="line"`` (``|x − x'| = 1``), under which
-        :func:`dpcap.dp_epsilon` gives exactly ε. Pass ``neighbors="all"`` for the level over
-        every pair of inputs, ``n·ε``.
+    LineNoise
+        A :class:`~dpcap.Channel` of shape ``(n + 1, n + 1)`` kept by its structure
+        (:class:`~dpcap.line_noise.LineNoise`), carrying ``neighbors="line"``
+        (``|x − x'| = 1``), under which :func:`dpcap.dp_epsilon` gives exactly ε. Pass
+        ``neighbors="all"`` for the level over every pair of inputs, ``n·ε``.
 
     Raises
     ------
     ParameterError
         If ``n`` is not an integer ``>= 1`` or ``eps`` is not a scalar in ``[0, ∞]``.
     ProblemTooLargeError
-        If the ``(n + 1) × (n + 1)`` matrix is above dpcap's dense limit.
+        If ``n + 1`` is above :data:`MAX_LINE` (the masses and tails are kept; the dense
+        matrix is built only on demand, under dpcap's memory limit).
 
     Notes
     -----
@@ -229,7 +234,8 @@ def discrete_laplace(
     Returns
     -------
     Channel
-        Shape ``(n + 1, n + 1)``, carrying the inputs at distance at most Δ as neighbours
+        Shape ``(n + 1, n + 1)`` (with ``"clamp"`` a :class:`~dpcap.line_noise.LineNoise`, kept
+        by its structure), carrying the inputs at distance at most Δ as neighbours
         (``"line"`` for Δ = 1, ``"all"`` for Δ ≥ n, explicit pairs in between; see
         :func:`dpcap.neighbors.within`): with ``"clamp"`` its level under that relation is
         ``ε·min(Δ, n)/Δ``, exactly ε when ``Δ <= n``.
@@ -239,7 +245,8 @@ def discrete_laplace(
     ParameterError
         For ``n``, ``eps``, ``sensitivity`` out of range, or an unknown ``truncation``.
     ProblemTooLargeError
-        If the ``(n + 1) × (n + 1)`` matrix is above dpcap's dense limit.
+        If ``n + 1`` is above :data:`MAX_LINE`, or, where the matrix is dense (see Returns),
+        if the ``(n + 1) × (n + 1)`` matrix is above dpcap's dense limit.
 
     Notes
     -----
@@ -348,15 +355,17 @@ def discrete_gaussian(n: int, sigma: float, *, truncation: str = "clamp") -> Cha
     Returns
     -------
     Channel
-        Shape ``(n + 1, n + 1)``, carrying ``neighbors="line"`` (``|x − x'| = 1``), the
-        relation of the levels below.
+        Shape ``(n + 1, n + 1)`` (with ``"clamp"`` a :class:`~dpcap.line_noise.LineNoise`, kept
+        by its structure), carrying ``neighbors="line"`` (``|x − x'| = 1``), the relation of
+        the levels below.
 
     Raises
     ------
     ParameterError
         For ``n`` or ``sigma`` out of range, or an unknown ``truncation``.
     ProblemTooLargeError
-        If the ``(n + 1) × (n + 1)`` matrix is above dpcap's dense limit.
+        If ``n + 1`` is above :data:`MAX_LINE`, or, where the matrix is dense (see Returns),
+        if the ``(n + 1) × (n + 1)`` matrix is above dpcap's dense limit.
 
     Notes
     -----
@@ -494,9 +503,10 @@ def staircase(n: int, eps: float, *, sensitivity: int = 1, r: int | None = None)
 
     Returns
     -------
-    Channel
-        Shape ``(n + 1, n + 1)``, carrying the inputs at distance at most Δ as neighbours
-        (``"line"`` for Δ = 1, ``"all"`` for Δ ≥ n, explicit pairs in between; see
+    LineNoise
+        A :class:`~dpcap.Channel` of shape ``(n + 1, n + 1)`` kept by its structure
+        (:class:`~dpcap.line_noise.LineNoise`), carrying the inputs at distance at most Δ as
+        neighbours (``"line"`` for Δ = 1, ``"all"`` for Δ ≥ n, explicit pairs in between; see
         :func:`dpcap.neighbors.within`), under which it is ε-DP.
 
     Raises
@@ -504,7 +514,8 @@ def staircase(n: int, eps: float, *, sensitivity: int = 1, r: int | None = None)
     ParameterError
         For ``n``, ``eps``, ``sensitivity`` or ``r`` out of range.
     ProblemTooLargeError
-        If the ``(n + 1) × (n + 1)`` matrix is above dpcap's dense limit.
+        If ``n + 1`` is above :data:`MAX_LINE`, or, where the matrix is dense (see Returns),
+        if the ``(n + 1) × (n + 1)`` matrix is above dpcap's dense limit.
 
     Notes
     -----

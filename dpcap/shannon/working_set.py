@@ -3,12 +3,12 @@
 A capacity of a radius kind, Shannon's ``C = min_Q max_x D(W_x ‖ Q)`` or Sibson's
 ``C_α = min_Q max_x D_α(W_x ‖ Q)`` (``docs/mathematics.rst`` §1, §4), has an optimal prior with
 at most ``|Y|`` inputs in its support (Carathéodory), so on a channel with many more inputs
-than outputs the engine runs on a few rows. :func:`solve` starts from the ``|Y|/2`` rows that a
-uniform prior's centre is farthest from and each column's largest entry; after each solve every row's
-divergence from the solution's centre is computed (``O(|X|·|Y|)``, no ``|X| × |X|`` system)
-and the rows above the working set's upper end join it, until none does. The certificate is
-taken over every row of the channel by the caller, so a working set that missed a row could
-only leave the bracket open, never wrong.
+than outputs the engine runs on a few rows. :func:`solve` starts from the ``|Y|/2`` rows that
+a uniform prior's centre is farthest from and each column's largest entry; after each solve
+every row's divergence from the solution's centre is computed (``O(|X|·|Y|)``, no
+``|X| × |X|`` system) and the rows above the working set's upper end join it, until none
+does. The certificate is taken over every row of the channel by the caller, so a working set
+that missed a row could only leave the bracket open, never wrong.
 """
 
 from __future__ import annotations
