@@ -91,6 +91,15 @@ class _Scaled:
         self.log_c = log_c
         self.log_B = log_B  # exact even where B underflows (large α)
 
+    def inputs(self, idx: IntArray) -> _Scaled:
+        """The constants of the inputs ``idx`` (host indices) of every element: the rows of
+        ``B`` and ``log B`` (the column scale ``c`` is the whole channel's)."""
+        if isinstance(self.B, np.ndarray):
+            return _Scaled(self.B[:, idx], self.log_c, self.log_B[:, idx])
+        at = backend.space(self.B).index(idx)
+        xp = backend.space(self.B).xp
+        return _Scaled(xp.take(self.B, at, axis=1), self.log_c, xp.take(self.log_B, at, axis=1))
+
     def __getitem__(self, idx: IntArray) -> _Scaled:
         """Elements ``idx`` (an index array of the arrays' own library)."""
         if isinstance(self.B, np.ndarray):

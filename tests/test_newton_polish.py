@@ -107,3 +107,27 @@ def test_sibson_model_with_a_zero_column_is_quiet_and_unchanged(alpha: float) ->
     assert up_a[0] - lo_a[0] <= TOL + 1e-12
     assert lo_a[0] <= up_b[0] + 1e-12
     assert lo_b[0] <= up_a[0] + 1e-12
+
+
+def test_one_large_channel_is_polished_on_its_support(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 600 × 600 Dirichlet channel: its optimal support has well under half the inputs, and
+    after the first step every Newton system is the support's, not the channel's."""
+    W = dirichlet_channel(600, seed=3)
+    sizes: list[int] = []
+    solve = blahut._solve
+
+    def observed(system, b):  # type: ignore[no-untyped-def]
+        sizes.append(int(b.shape[1]))
+        return solve(system, b)
+
+    monkeypatch.setattr(blahut, "_solve", observed)
+    res = dpcap.capacity(W)
+    assert res.status is dpcap.Status.CONVERGED
+    support = int(np.count_nonzero(res.prior > 1e-9))
+    assert support < 300
+    assert sizes
+    assert sizes[-1] <= 2 * support + 1  # the last systems: about the support
+    assert min(sizes) < 601
+    conic_res = dpcap.capacity(W, method="conic")
+    assert res.lower <= conic_res.upper + 1e-12
+    assert conic_res.lower <= res.upper + 1e-12
