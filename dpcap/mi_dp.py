@@ -24,7 +24,7 @@ from dpcap._core import certify as _certify
 from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism, as_mechanism
 from dpcap.errors import ProblemTooLargeError
-from dpcap.renyi import ENGINE_ORDER, radius_below_one
+from dpcap.renyi_radius import ENGINE_ORDER, radius_below_one
 from dpcap.result import CorrelatedLeakageResult, MIDPResult
 from dpcap.solvers import blahut, reduce, renyi
 
@@ -90,7 +90,7 @@ class _Brackets:
         if alpha < 1.0:
             # 0 < α < 1: the interior point on the radius centre, one slice at a time, for the
             # slices the engine did not close or (below ENGINE_ORDER, where the engine fails to
-            # converge) did not try; see dpcap.renyi.radius_below_one
+            # converge) did not try; see dpcap.renyi_radius.radius_below_one
             for j in np.flatnonzero(solve & ~_certify.met(upper - lower, tol, rtol, upper)):
                 found, steps, _ = radius_below_one(
                     distinct[j],
