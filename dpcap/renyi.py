@@ -232,7 +232,9 @@ def renyi_capacity(
                     candidates = (_certify.bracket(matrix, prior, model=model),)
                 else:
                     candidates = (_certify.bracket_at_centre(matrix, prior, raw.output, a),)
-        tall = method != "conic" and working_set.tall(reduction.matrix)
+        # tall channels: the engine on a working set of rows (from ENGINE_ORDER up, where the
+        # engine converges; below it the interior point on the centre as before)
+        tall = method != "conic" and a >= ENGINE_ORDER and working_set.tall(reduction.matrix)
         if tall:  # the engine on a working set of rows; certified on every row
             sub, sol, rounds = working_set.solve(reduction, tolerance, relative, budget, model)
             priors = (sol.prior[0], sol.upper_prior[0])

@@ -353,7 +353,7 @@ def certified(Wb: FloatArray, p: FloatArray, rho: float, outputs: int) -> tuple[
     windows = np.ascontiguousarray(_windows(Q, w, m))
     lo, hi = rounding.divergence_bounds(Wb[:, None, :], windows, 1.0)
     lo, hi = lo[:, 0], hi[:, 0]
-    g = rounding.gamma(m + w + 4)
+    g = rounding.gamma(m + 2 * w + 4)  # the window's sum and the normalisation of Q
     S = windows.sum(axis=1)
     with np.errstate(divide="ignore"):
         short_hi = -np.log(np.minimum(S * (1.0 - g), 1.0)) * (1.0 + 4.0 * rounding.U)

@@ -210,3 +210,18 @@ def test_degenerate_levels(n: int, eps: float) -> None:
     expected = 0.0 if eps == 0 else math.log(2)  # the identity: each entry's bit is revealed
     assert res.lower - 1e-12 <= expected <= res.upper + 1e-12
     assert dpcap.max_leakage(W) == pytest.approx(dpcap.max_leakage(A), abs=1e-15)
+
+
+@pytest.mark.parametrize("alpha", [2.0, 20.0, 50.0])
+def test_renyi_orders_are_not_merged(alpha: float) -> None:
+    # a Gaussian's log ratio grows with the distance: far outputs weigh e^{(α−1)·ratio} in a
+    # Rényi divergence, so merging them would lose most of it (10.0 at α = 20, not 8.66)
+    ch = mech.discrete_gaussian(60, 1.0)
+    dense = dpcap.Channel(np.asarray(ch), log_matrix=ch.log_matrix, neighbors="line")
+    expected = dpcap.renyi_dp(dense, alpha)
+    assert dpcap.renyi_dp(ch, alpha) == pytest.approx(expected, rel=1e-12)
+    count = mech.counting_query(60, ch)
+    assert dpcap.renyi_dp(count, alpha) == pytest.approx(expected, rel=1e-12)
+    # clamping is post-processing of the discrete Gaussian on ℤ, whose neighbours are at
+    # Rényi divergence exactly α/(2σ²) (Canonne, Kamath & Steinke 2020): an upper bound
+    assert expected <= alpha / 2.0 + 1e-9

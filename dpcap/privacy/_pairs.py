@@ -62,7 +62,7 @@ def setup(
     divergence of ``order`` (α, or "tv") that matrix products can screen
     (:func:`dpcap.solvers.gram.supports`) form a screened block instead of a refusal.
     """
-    line = line_pairs(M, neighbors)
+    line = line_pairs(M, neighbors) if order in MERGED_ORDERS else None
     if line is not None:  # the classes of consecutive pairs, outputs far from both merged
         classes = line.pair_classes()
         first = np.arange(0, classes.W.shape[0], 2, dtype=np.int64)
@@ -87,11 +87,13 @@ def line_pairs(M: Any, neighbors: Neighbors | None) -> LineNoise | None:
     :class:`~dpcap.line_noise.LineNoise` under ``"line"``, or a count of binary entries with
     such noise under ``"hamming"`` (its neighbours meet totals ``t`` and ``t + 1``); else None.
 
-    The pairs are then compared through :meth:`~dpcap.line_noise.LineNoise.pair_classes`:
-    merged outputs (post-processing) can only lower a divergence, δ or TV, and they hold at
-    most ``m = 2·tail[B + 1] ≤ 2⁻⁹⁹`` of a row's mass, so the value is below the pairs' own by
-    at most ``m`` for δ and TV, ``2m·(ε + |log ratio of the merged masses|)`` for KL and Rényi
-    divergences, far below their rounding."""
+    For δ(ε), TV and KL (:data:`MERGED_ORDERS`) the pairs are then compared through
+    :meth:`~dpcap.line_noise.LineNoise.pair_classes`: merged outputs (post-processing) can only
+    lower them, and they hold at most ``m = 2·tail[B + 1] ≤ 2⁻⁹⁹`` of a row's mass, so the value
+    is below the pairs' own by at most ``m`` for δ and TV and ``m·(ε + 1)`` for KL (``Σ_G P
+    log(P/Q) ≤ P_G ε`` and ``P_G log(P_G/Q_G) ≥ P_G − Q_G``), ε the line's level. Rényi
+    divergences of other orders are not merged: far outputs weigh ``e^{(α−1)·log ratio}``,
+    which a noise whose log ratio grows with the distance (Gaussian) makes large."""
     if isinstance(M, LineNoise):
         relation = M.neighbors if neighbors is None else neighbors
         wanted = "line"
@@ -196,6 +198,10 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 #: The ``order`` of δ(ε) in :func:`setup`: every pair of rows goes to the δ kernel as one block.
 DELTA = "delta"
+
+#: The orders (δ, TV, KL) whose consecutive pairs of a line noise are compared with their far
+#: outputs merged (see :func:`line_pairs`).
+MERGED_ORDERS: tuple[Any, ...] = (DELTA, gram.TV, 1.0)
 
 
 def worst(b: Pairs, order: float | str, what: str) -> float:
