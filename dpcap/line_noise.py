@@ -134,6 +134,11 @@ class LineNoise(Channel):
             object.__setattr__(self, name, value)
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by its structure: copying or pickling never builds the dense matrix
+        logs = None if self._log_pmf is None else (self._log_pmf, self._log_tail)
+        return (LineNoise._make, (self._n, self._pmf, self._tail, logs, self._neighbors))
+
     def __getattr__(self, name: str) -> Any:
         # the dense matrix and its logs, built when first asked for (slots left empty)
         W: FloatArray | None

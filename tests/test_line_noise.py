@@ -225,3 +225,17 @@ def test_renyi_orders_are_not_merged(alpha: float) -> None:
     # clamping is post-processing of the discrete Gaussian on ℤ, whose neighbours are at
     # Rényi divergence exactly α/(2σ²) (Canonne, Kamath & Steinke 2020): an upper bound
     assert expected <= alpha / 2.0 + 1e-9
+
+
+def test_copies_and_pickles_keep_the_structure() -> None:
+    import copy
+    import pickle
+
+    W = mech.truncated_geometric(100_000, 1.0)  # its dense matrix is refused
+    for twin in (copy.copy(W), copy.deepcopy(W), pickle.loads(pickle.dumps(W))):
+        assert isinstance(twin, LineNoise)
+        assert twin == W
+        assert twin.neighbors == "line"
+    G = mech.discrete_gaussian(400, 2.0)  # keeps its logs (entries underflow)
+    back = pickle.loads(pickle.dumps(G))
+    np.testing.assert_array_equal(back.log_matrix, G.log_matrix)
