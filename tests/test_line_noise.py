@@ -114,7 +114,7 @@ def test_band_capacity_agrees_with_the_dense_engine(make) -> None:  # type: igno
 
 
 def test_band_capacity_of_a_long_count() -> None:
-    n = 3000  # above BAND_ABOVE: the band engine
+    n = 3000  # above BAND_ABOVE and the dense limit's reach of the trial: the band engine
     W = mech.truncated_geometric(n, 1.0)
     M = mech.counting_query(n, W)
     res = dpcap.capacity(M)

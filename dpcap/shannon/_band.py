@@ -17,9 +17,13 @@ from dpcap.result import CapacityResult
 from dpcap.solvers import band
 
 #: Above this many values a line-noise channel's capacity is solved on its band (a count of
-#: 2000 with geometric noise: 6.0 s dense, the band engine does 20000 in 1.4 s; below it the
-#: dense engine, whose active set handles sparse supports better).
-BAND_ABOVE = 2048
+#: 2000 with geometric noise: 5.2 s dense; the band engine does 20000 in 1.4 s).
+BAND_ABOVE = 512
+
+#: Steps of the band engine where the dense engine can take over (the dense matrix fits): it
+#: converges in about 35 where the optimal prior has full support; where it does not (an
+#: ill-conditioned system, e.g. discrete Gaussian noise), the dense engine is used.
+TRIAL_STEPS = 80
 
 #: Iterations when no budget is given (each is a Blahut–Arimoto or Newton step).
 DEFAULT_STEPS = 400

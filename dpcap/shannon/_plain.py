@@ -18,7 +18,7 @@ from dpcap.line_noise import LineNoise
 from dpcap.result import CapacityResult
 from dpcap.shannon import structured as structured
 from dpcap.shannon import working_set
-from dpcap.shannon._band import BAND_ABOVE, MAX_BAND_WORK, band_capacity, band_work
+from dpcap.shannon._band import BAND_ABOVE, MAX_BAND_WORK, TRIAL_STEPS, band_capacity, band_work
 from dpcap.solvers import blahut, reduce
 from dpcap.solvers.status import CONIC_SOLVERS
 
@@ -50,7 +50,10 @@ def plain_capacity(
                 f"dpcap's limit of {MAX_BAND_WORK} (a wider noise needs a shorter line)"
             )
         if work <= MAX_BAND_WORK:
-            args = (check.tolerance(tol), check.rtol(rtol), check.max_iter(max_iter), unit)
+            # where the dense engine is there to take over, the band engine gets a short trial
+            budget = check.max_iter(max_iter)
+            steps = min(budget, TRIAL_STEPS) if fits else budget
+            args = (check.tolerance(tol), check.rtol(rtol), steps, unit)
             result = band_capacity(W, *args, warn=not fits)
             if result.status is Status.CONVERGED or not fits:
                 return result
