@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import dpcap
 from dpcap import mechanisms as mech
 from dpcap.line_noise import LineNoise
-from dpcap.shannon._band import band_capacity
+from dpcap.shannon._band import solve_band
 
 
 def _h(x: float) -> float:
@@ -104,7 +104,7 @@ def test_count_of_a_hundred_thousand() -> None:
 )
 def test_band_capacity_agrees_with_the_dense_engine(make) -> None:  # type: ignore[no-untyped-def]
     W = make(400)
-    band = band_capacity(W, 1e-9, 0.0, None, "nats")
+    band = solve_band(W, 1e-9, 0.0, 400, "nats")
     dense = dpcap.capacity(np.asarray(W))
     assert band.status.value == "converged"
     assert band.lower <= dense.upper + 1e-12
@@ -114,7 +114,7 @@ def test_band_capacity_agrees_with_the_dense_engine(make) -> None:  # type: igno
 
 
 def test_band_capacity_of_a_long_count() -> None:
-    n = 3000  # above BAND_ABOVE and the dense limit's reach of the trial: the band engine
+    n = 3000  # above BAND_ABOVE: the band engine (it converges within its trial)
     W = mech.truncated_geometric(n, 1.0)
     M = mech.counting_query(n, W)
     res = dpcap.capacity(M)
@@ -159,7 +159,7 @@ def test_sparse_support_and_wide_bands_are_honest() -> None:
     W = mech.discrete_gaussian(400, 3.0)
     dense = dpcap.capacity(np.asarray(W))
     with pytest.warns(dpcap.ConvergenceWarning):
-        band = band_capacity(W, 1e-12, 0.0, 60, "nats")
+        band = solve_band(W, 1e-12, 0.0, 60, "nats")
     assert band.lower <= dense.upper + 1e-12
     assert dense.lower <= band.upper + 1e-12
     # a wide noise on a long line: one banded Newton step is estimated and refused at once

@@ -9,9 +9,11 @@ bounds and the cut's allowance (:func:`dpcap.solvers.band.certified`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from dpcap._core import certify as _certify
 from dpcap._core import validation as check
-from dpcap.errors import Status
+from dpcap.errors import ProblemTooLargeError, Status
 from dpcap.line_noise import LineNoise
 from dpcap.result import CapacityResult
 from dpcap.solvers import band
@@ -39,13 +41,46 @@ def band_work(W: LineNoise) -> int:
 
 
 def band_capacity(
-    W: LineNoise, tol: float, rtol: float, max_iter: int | None, unit: str, warn: bool = True
+    W: LineNoise, tol: Any, rtol: Any, max_iter: Any, unit: str
+) -> CapacityResult | None:
+    """:func:`dpcap.capacity` of ``W`` from its band, or None where the dense engine answers.
+
+    Above :data:`BAND_ABOVE` values, and within :data:`MAX_BAND_WORK` a Newton step. Where the
+    dense matrix fits, the band engine gets :data:`TRIAL_STEPS` steps and None is returned if
+    its bracket stays open (the dense engine then takes over); where it does not fit, the band
+    engine gets the whole budget and its result stands, open or not (it warns), and a Newton
+    step above :data:`MAX_BAND_WORK` is refused with :class:`~dpcap.ProblemTooLargeError`.
+    """
+    if W.n_inputs <= BAND_ABOVE:
+        return None
+    fits = W.n_inputs * W.n_outputs <= check.MAX_DENSE_ELEMENTS
+    work = band_work(W)
+    if work > MAX_BAND_WORK:
+        if fits:
+            return None
+        raise ProblemTooLargeError(
+            f"the capacity of this noise channel on {{0..{W.n_inputs - 1}}}: a Newton step "
+            f"on its band of {2 * W.band() + 1} outputs is {work:.3g} multiply-adds, above "
+            f"dpcap's limit of {MAX_BAND_WORK} (a wider noise needs a shorter line)"
+        )
+    tolerance, relative, budget = (
+        check.tolerance(tol),
+        check.rtol(rtol),
+        check.max_iter(max_iter, DEFAULT_STEPS),
+    )
+    steps = min(budget, TRIAL_STEPS) if fits else budget
+    result = solve_band(W, tolerance, relative, steps, unit, warn=not fits)
+    return None if fits and result.status is not Status.CONVERGED else result
+
+
+def solve_band(
+    W: LineNoise, tol: float, rtol: float, steps: int, unit: str, warn: bool = True
 ) -> CapacityResult:
-    """:func:`dpcap.capacity` of ``W`` from its band; arguments already validated. ``warn``:
-    warn if the bracket stays open (False: the caller falls back to the dense engine)."""
+    """The band engine's certified bracket of ``W`` after at most ``steps`` steps; ``warn``:
+    warn if the bracket stays open."""
     divisor = check.unit_divisor(unit)
     Wb, B = W.band_rows()
-    solution = band.capacity(Wb, tol, DEFAULT_STEPS if max_iter is None else max_iter)
+    solution = band.capacity(Wb, tol, steps)
     rho, outputs = W.outside(), W.n_outputs
     lower = band.certified(Wb, solution.prior, rho, outputs)[0]
     upper = band.certified(Wb, solution.upper_prior, rho, outputs)[1]

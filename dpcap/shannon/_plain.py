@@ -12,13 +12,13 @@ from typing import Any
 from dpcap._core import certify as _certify
 from dpcap._core import validation as check
 from dpcap.channel import AdditiveMechanism
-from dpcap.errors import ProblemTooLargeError, SolverError, Status
+from dpcap.errors import SolverError, Status
 from dpcap.function_mechanism import FunctionMechanism
 from dpcap.line_noise import LineNoise
 from dpcap.result import CapacityResult
 from dpcap.shannon import structured as structured
 from dpcap.shannon import working_set
-from dpcap.shannon._band import BAND_ABOVE, MAX_BAND_WORK, TRIAL_STEPS, band_capacity, band_work
+from dpcap.shannon._band import band_capacity
 from dpcap.solvers import blahut, reduce
 from dpcap.solvers.status import CONIC_SOLVERS
 
@@ -39,29 +39,12 @@ def plain_capacity(
     unit: str = "nats",
 ) -> CapacityResult:
     """:func:`dpcap.capacity` of ``W`` without a cost: the arguments and result are its own."""
-    if isinstance(W, LineNoise) and W.n_inputs > BAND_ABOVE and method == "ba":
-        # the band engine; where its bracket stays open and the matrix fits, the dense one
-        fits = W.n_inputs * W.n_outputs <= check.MAX_DENSE_ELEMENTS
-        work = band_work(W)
-        if work > MAX_BAND_WORK and not fits:
-            raise ProblemTooLargeError(
-                f"the capacity of this noise channel on {{0..{W.n_inputs - 1}}}: a Newton step "
-                f"on its band of {2 * W.band() + 1} outputs is {work:.3g} multiply-adds, above "
-                f"dpcap's limit of {MAX_BAND_WORK} (a wider noise needs a shorter line)"
-            )
-        if work <= MAX_BAND_WORK:
-            # where the dense engine is there to take over, the band engine gets a short trial
-            budget = check.max_iter(max_iter)
-            steps = min(budget, TRIAL_STEPS) if fits else budget
-            args = (check.tolerance(tol), check.rtol(rtol), steps, unit)
-            result = band_capacity(W, *args, warn=not fits)
-            if result.status is Status.CONVERGED or not fits:
-                return result
+    if isinstance(W, LineNoise) and method == "ba":
+        banded = band_capacity(W, tol, rtol, max_iter, unit)
+        if banded is not None:
+            return banded
     if isinstance(W, (AdditiveMechanism, FunctionMechanism)):
-        if isinstance(W, AdditiveMechanism) and W.line_noise is not None:
-            reduced = structured.count_reduced(W)
-        else:
-            reduced = structured.reduce_mechanism(W)
+        reduced = structured.reduce_mechanism(W)
         inner = plain_capacity(
             reduced.rows,
             method=method,

@@ -60,7 +60,7 @@ up to :data:`MAX_DENSE_PRIOR` databases (and while the dense matrix would fit in
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -76,7 +76,6 @@ __all__ = [
     "MAX_DENSE_PRIOR",
     "MAX_WITNESS_ENTRIES",
     "Reduced",
-    "count_reduced",
     "database_law",
     "dense_fits",
     "lift",
@@ -97,11 +96,13 @@ class Reduced(NamedTuple):
 
     ``rows[k]`` is the noise row of ``totals[k]`` (increasing), and ``databases[k]`` the
     lexicographically first database with that total (shape ``(len(totals), n_entries)``).
+    For a count with line noise ``rows`` is that :class:`~dpcap.line_noise.LineNoise` itself
+    (every total is reachable), kept by its structure.
     """
 
     mechanism: AdditiveMechanism | FunctionMechanism
     totals: IntArray
-    rows: FloatArray
+    rows: Any
     databases: IntArray
 
 
@@ -112,8 +113,11 @@ def reduce_mechanism(M: AdditiveMechanism | FunctionMechanism) -> Reduced:
     query takes, read off its value table (the lemma above holds with ``S`` the query).
 
     One dynamic programme over the entries (``first_databases`` of ``dpcap._core.partial_sums``):
-    ``O(span · Σ_i m_i)`` work when the totals span ``span`` values, never ``Π_i m_i``.
+    ``O(span · Σ_i m_i)`` work when the totals span ``span`` values, never ``Π_i m_i``; a count
+    with line noise needs none (:func:`_noisy_count`).
     """
+    if isinstance(M, AdditiveMechanism) and M.line_noise is not None:
+        return _noisy_count(M)
     if isinstance(M, FunctionMechanism):
         values, first = np.unique(M.values.ravel(), return_index=True)
         databases = np.stack(np.unravel_index(first, M.shape), axis=1).astype(np.int64)
@@ -135,7 +139,7 @@ def reduce_mechanism(M: AdditiveMechanism | FunctionMechanism) -> Reduced:
     return Reduced(M, totals, rows, databases)
 
 
-def count_reduced(M: AdditiveMechanism) -> Reduced:
+def _noisy_count(M: AdditiveMechanism) -> Reduced:
     """:func:`reduce_mechanism` of a count of ``n`` binary entries with line noise
     (``M.line_noise``): every total ``0..n`` is reachable, the reduced channel is the noise
     itself (kept by its structure), and the first database of total ``t`` is ``n − t`` zeros
