@@ -357,12 +357,13 @@ class Mechanism(_Stochastic):
             raise MechanismError(f"group must list distinct entries, got {check.show(entries)}")
         return group
 
-    def slices(self, group: tuple[int, ...]) -> Slices:
+    def slices(self, group: tuple[int, ...], merged: bool = False) -> Slices:
         """Every slice of the mechanism for the entries ``group`` (sorted, validated).
 
         The slice for a context ``x^{I^c}`` (values of the other entries) is the channel from
         ``X_I`` (its values in C order) to ``Y``. Returns a :class:`Slices` with the stack of
-        shape ``(contexts, Π_{i∈I} m_i, n_outputs)`` and a way back to each context.
+        shape ``(contexts, Π_{i∈I} m_i, n_outputs)`` and a way back to each context. ``merged``
+        (a count with line noise may merge far outputs, see AdditiveMechanism) changes nothing.
         """
         rest = tuple(k for k in range(self.n_entries) if k not in group)
         tensor = np.moveaxis(self.tensor(), group, tuple(range(len(rest), self.n_entries)))

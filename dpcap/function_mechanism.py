@@ -200,12 +200,13 @@ class FunctionMechanism(Mechanism):
         logs = None if self._log_noise is None else self._log_noise[rows]
         return Channel(self._noise[rows], log_matrix=logs)
 
-    def slices(self, group: tuple[int, ...]) -> Slices:
+    def slices(self, group: tuple[int, ...], merged: bool = False) -> Slices:
         """One slice per distinct *value pattern* ``(f(v, c))_v`` of the group (not per context).
 
         The slice at context ``c`` is ``(noise[f(v, c)])_v`` with ``v`` the group's values in
         C order: contexts with equal patterns have equal slices. The first context of each
-        pattern (in C order) is its witness.
+        pattern (in C order) is its witness. ``merged`` changes nothing here (see
+        :meth:`dpcap.Mechanism.slices`).
         """
         rest = tuple(k for k in range(self.n_entries) if k not in group)
         moved = np.moveaxis(self.values, group, tuple(range(len(rest), self.n_entries)))

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from dpcap._core import certify as _certify
 from dpcap._core import validation as check
-from dpcap.channel import AdditiveMechanism, as_mechanism
+from dpcap.channel import as_mechanism
 from dpcap.errors import ProblemTooLargeError
 from dpcap.renyi_radius import ENGINE_ORDER, radius_below_one
 from dpcap.result import CorrelatedLeakageResult, MIDPResult
@@ -257,8 +257,7 @@ def _midp(
     iterations = solved = engine = 0
     widest: _Brackets | None = None  # the group with the largest upper end
     for g in groups:
-        merged = alpha >= 1.0 and isinstance(mech, AdditiveMechanism)  # line noise: classes
-        slices = mech.slices(g, merged=True) if merged else mech.slices(g)  # type: ignore[call-arg]
+        slices = mech.slices(g, merged=alpha >= 1.0)  # a count with line noise: pair classes
         brackets = _Brackets(slices.stack, tolerance, budget, alpha, relative)
         lower, upper, k, prior = brackets.best()
         upper += _merged_allowance(slices.merged, alpha)
