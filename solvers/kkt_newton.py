@@ -126,7 +126,7 @@ def newton(
                 break
             Sl = Sl & ~leaving
             L = int(pl.shape[0])
-            if sp.numpy and L == 1 and nx >= ON_SUPPORT_FROM:
+            if _one_large(sp, pl):
                 # one channel: solved again from the point without the leaving masses, so that
                 # the system is the support's (see _step), not the whole channel's
                 pl = xp.where(Sl, pl, 0.0)
@@ -237,7 +237,7 @@ def _step(
     xp = sp.xp
     total = sp.sum(p) - 1
     F = sp.concat([xp.where(S, D - C[:, None], p), total[:, None]], -1)
-    if sp.numpy and G is None and p.shape[0] == 1 and p.shape[1] >= ON_SUPPORT_FROM:
+    if G is None and _one_large(sp, p):
         used = np.flatnonzero(S[0] | (p[0] != 0))
         sub_aux = _inputs(aux, used)
         if used.size <= ON_SUPPORT * p.shape[1] and sub_aux is not None:
@@ -249,6 +249,12 @@ def _step(
             out[:, keep] = solve(system, -F[:, keep])
             return out
     return solve(partial(build, model, W, aux, p, D, S, G), -F)
+
+
+def _one_large(sp: backend.Space, p: Any) -> bool:
+    """Whether the priors ``p`` are those of one NumPy channel of at least
+    :data:`ON_SUPPORT_FROM` inputs: its Newton steps are solved on the support."""
+    return bool(sp.numpy and p.shape[0] == 1 and p.shape[1] >= ON_SUPPORT_FROM)
 
 
 def _inputs(aux: Any, idx: IntArray) -> Any:
