@@ -27,14 +27,7 @@ from dpcap.channel import AdditiveMechanism
 from dpcap.errors import ParameterError, SolverError, Status
 from dpcap.function_mechanism import FunctionMechanism
 from dpcap.measures import mutual_information, renyi_mi
-from dpcap.renyi_radius import (
-    CENTRE_LIMIT,
-    CENTRE_STEPS,
-    ENGINE_ORDER,
-    ENGINE_TRIAL,
-    TRIAL_ORDER,
-    radius_below_one,
-)
+from dpcap.renyi_radius import ENGINE_ORDER, radius_below_one
 from dpcap.result import CapacityResult, RenyiProfile
 from dpcap.shannon import structured as structured
 from dpcap.shannon import working_set
@@ -42,17 +35,7 @@ from dpcap.shannon.shannon_capacity import capacity
 from dpcap.solvers import blahut, pairwise, reduce, renyi
 from dpcap.solvers.status import CONIC_SOLVERS, RENYI_SOLVERS
 
-__all__ = [
-    "CENTRE_LIMIT",
-    "CENTRE_STEPS",
-    "ENGINE_ORDER",
-    "ENGINE_TRIAL",
-    "TRIAL_ORDER",
-    "alpha_leakage",
-    "radius_below_one",
-    "renyi_capacity",
-    "renyi_profile",
-]
+__all__ = ["alpha_leakage", "renyi_capacity", "renyi_profile"]
 
 FloatArray = NDArray[np.float64]
 KINDS = ("sibson", "arimoto", "augustin", "naive")
@@ -118,9 +101,10 @@ def renyi_capacity(
         "auto"/"ba": for α > 1 the shared BA/Newton/interior-point engine with the Sibson
         model; for 0 < α < 1 a primal–dual interior point on the radius centre ``Q``
         (:func:`dpcap.solvers.renyi_zero.solve_centre`), which stays well conditioned as α → 0
-        where the engine's ``Q_p ∝ (pW^α)^{1/α}`` does not (from α = :data:`TRIAL_ORDER` up
-        the engine is tried first, with a bounded trial below :data:`ENGINE_ORDER`, and the
-        interior point runs only if it did not close the bracket).
+        where the engine's ``Q_p ∝ (pW^α)^{1/α}`` does not (from α =
+        :data:`~dpcap.renyi_radius.TRIAL_ORDER` up the engine is tried first, with a bounded
+        trial below :data:`~dpcap.renyi_radius.ENGINE_ORDER`, and the interior point runs only
+        if it did not close the bracket).
         "conic": cvxpy power cones (Clarabel or SCS), polished and certified as above.
     solver : str, optional
         cvxpy solver for ``method="conic"`` (Clarabel or SCS for α ≠ 1; case-insensitive).

@@ -346,7 +346,7 @@ def test_the_engine_trial_agrees_with_the_interior_point(alpha: float) -> None:
     On a dense channel it certifies the order alone, and its bracket must overlap the interior
     point's (two independent methods: Q eliminated through Q_p, or kept as a variable); on a
     channel whose rows have different supports, the interior point still closes it."""
-    from dpcap.renyi import radius_below_one
+    from dpcap.renyi_radius import radius_below_one
 
     dense = np.random.default_rng(11).dirichlet(np.ones(24), size=24)
     res = dpcap.renyi_capacity(dense, alpha)
