@@ -189,20 +189,20 @@ class LineNoise(Channel):
     def _rows(self, x: IntArray, pmf: FloatArray, tail: FloatArray) -> FloatArray:
         n = self._n
         check.dense_size(len(x), n + 1, f"{len(x)} rows of this noise channel on {{0..{n}}}")
-        out: FloatArray = pmf[np.abs(np.arange(n + 1)[None, :] - x[:, None])]
-        out[:, 0] = tail[x]
-        out[:, n] = tail[n - x]
-        return out
+        return self._at(x[:, None], np.arange(n + 1)[None, :], pmf, tail)
 
     def _entries(self, x: int, ys: IntArray, logs: bool) -> FloatArray:
-        n = self._n
         pmf, tail = (self._log_pmf, self._log_tail) if logs else (self._pmf, self._tail)
         assert pmf is not None
         assert tail is not None
-        out: FloatArray = pmf[np.abs(ys - x)]
-        out = np.where(ys == 0, tail[x], out)
-        out = np.where(ys == n, tail[n - x], out)
-        return out
+        return self._at(np.int64(x), ys, pmf, tail)
+
+    def _at(self, x: Any, y: Any, pmf: FloatArray, tail: FloatArray) -> FloatArray:
+        """``W[x, y]`` (or its log, from the logs given) for broadcast index arrays in
+        ``{0..n}``: the one home of the formula of the module docstring."""
+        n = self._n
+        out: FloatArray = np.where(y == n, tail[n - x], pmf[np.abs(y - x)])
+        return np.where(y == 0, tail[x], out)
 
     def band(self) -> int:
         """``B``: the least width with ``tail[B + 1] ≤ 2⁻¹⁰⁰`` (``n`` if none)."""
@@ -223,10 +223,7 @@ class LineNoise(Channel):
         x = np.arange(n + 1)[:, None]
         y = x - B + np.arange(2 * B + 1)[None, :]
         inside = (y >= 0) & (y <= n)
-        yc = np.clip(y, 0, n)
-        Wb = np.where(inside, self._pmf[np.minimum(np.abs(y - x), n)], 0.0)
-        Wb = np.where(inside & (yc == 0), self._tail[np.clip(x, 0, n)], Wb)
-        Wb = np.where(inside & (yc == n), self._tail[np.clip(n - x, 0, n)], Wb)
+        Wb = np.where(inside, self._at(x, np.clip(y, 0, n), self._pmf, self._tail), 0.0)
         return Wb, B
 
     def pair_classes(self) -> PairClasses:
